@@ -1,0 +1,52 @@
+#pragma once
+// The engine as its clients (server, CLI, benchmarks) see it: submit a request with a callback, abort it, read
+// counters. Callbacks run on the engine thread: they must be quick and must not call back into the engine
+// synchronously (post to your own executor instead).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+
+#include "core/result.h"
+#include "engine/request.h"
+
+namespace kairo::engine {
+
+using OutputCallback = std::function<void(const RequestOutput&)>;
+
+struct EngineStats {
+  int n_running = 0;
+  int n_waiting = 0;
+  double kv_usage = 0.0;            // used blocks / total blocks, 0..1
+  int64_t n_kv_blocks_total = 0;
+  int64_t n_kv_blocks_used = 0;
+  int64_t n_preemptions = 0;
+  int64_t prefix_cache_queries = 0; // tokens looked up
+  int64_t prefix_cache_hits = 0;    // tokens found
+  int64_t prompt_tokens = 0;        // computed prompt tokens, total
+  int64_t generation_tokens = 0;
+  double weight_read_gbps = 0.0;    // achieved weight-read bandwidth over the last steps
+};
+
+enum class SubmitError { QueueFull, TooLong, Invalid, ShuttingDown };
+
+struct SubmitRejection {
+  SubmitError kind;
+  std::string message;
+};
+
+class EngineClient {
+ public:
+  virtual ~EngineClient() = default;
+  // Either the new request's id, or why it was refused (QueueFull -> HTTP 429, TooLong/Invalid -> 400,
+  // ShuttingDown -> 503).
+  virtual std::variant<RequestId, SubmitRejection> submit(Request request, OutputCallback on_output) = 0;
+  // Aborts a running or waiting request; its blocks are freed within one engine step and its callback receives a
+  // final output with FinishReason::Abort. Unknown or finished ids are ignored.
+  virtual void abort(RequestId id) = 0;
+  virtual EngineStats stats() const = 0;
+  virtual int context_length() const = 0;
+  virtual int n_vocab() const = 0;
+};
+
+}  // namespace kairo::engine

@@ -1,0 +1,69 @@
+#pragma once
+// What a client asks the engine for, and what the engine streams back. Plain data: the server translates OpenAI
+// JSON into these, and the engine never sees JSON.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kairo::engine {
+
+using RequestId = uint64_t;
+
+struct SamplingParams {
+  float temperature = 1.0f;      // 0 = greedy (deterministic mode)
+  int top_k = 0;                 // 0 = off
+  float top_p = 1.0f;            // 1 = off
+  float min_p = 0.0f;            // 0 = off
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::optional<uint64_t> seed;
+  std::vector<std::pair<int32_t, float>> logit_bias;  // token id (validated < n_vocab) -> bias
+  int n_logprobs = -1;           // -1: none; 0: the chosen token's logprob only; k: plus the top k alternatives
+};
+
+struct StopConditions {
+  int max_tokens = 16;
+  std::vector<std::string> stop_strings;  // checked across token boundaries; the stop text is not returned
+  std::vector<int32_t> stop_token_ids;    // in addition to the model's end-of-generation tokens
+  bool ignore_eos = false;
+};
+
+struct Request {
+  std::vector<int32_t> prompt_tokens;
+  SamplingParams sampling;
+  StopConditions stop;
+  int priority = 0;          // lower value = served first (only when the engine runs with priority scheduling)
+  std::string cache_salt;    // separates prefix-cache entries between tenants
+};
+
+enum class FinishReason { None, Stop, Length, Abort };
+const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort"
+
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0.0f;
+};
+
+struct GeneratedToken {
+  int32_t token = 0;
+  std::optional<float> logprob;             // when n_logprobs >= 0
+  std::vector<TokenLogprob> top_logprobs;   // n_logprobs entries
+};
+
+// One update for a request: the tokens produced since the last update and the text they complete.
+struct RequestOutput {
+  RequestId id = 0;
+  std::vector<GeneratedToken> tokens;
+  std::string text_delta;     // complete UTF-8 only; held-back bytes come with a later update
+  bool finished = false;
+  FinishReason finish_reason = FinishReason::None;
+  std::string stop_reason;    // the matched stop string, if any
+  int n_prompt_tokens = 0;
+  int n_cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
+  int n_generated_tokens = 0;
+};
+
+}  // namespace kairo::engine

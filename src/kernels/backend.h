@@ -1,0 +1,94 @@
+#pragma once
+// The kernel backend table: every op the model's forward pass needs. Model code calls only these, so a backend
+// (scalar reference, CPU with AVX2/AVX-512/AMX, CUDA) is one implementation of this table. The scalar reference
+// (ref/) is the oracle: every optimized kernel is tested against it.
+//
+// Layout conventions: activations are row-major f32, one row per token: [n_tokens, dim]. Weight matrices are
+// [n_rows = out features, n_cols = in features], each row stored contiguously in the weight's dtype (GGUF layout).
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "tensor/dtype.h"
+
+namespace kairo::kernels {
+
+struct MatrixView {
+  DType dtype = DType::F32;
+  const void* data = nullptr;
+  int64_t n_rows = 0;     // output features
+  int64_t n_cols = 0;     // input features (a multiple of the dtype's block size)
+  size_t row_bytes = 0;   // bytes between consecutive rows
+};
+
+enum class RopeStyle { Normal, Neox };  // Normal: rotate adjacent pairs (llama); Neox: rotate halves (qwen2)
+
+struct RopeParams {
+  int n_heads = 0;
+  int head_dim = 0;
+  int n_rot = 0;             // rotated dims per head (== head_dim for llama/qwen2)
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;   // linear scaling: position * freq_scale
+  RopeStyle style = RopeStyle::Normal;
+};
+
+// The paged KV cache of one layer: n_blocks blocks of block_size token slots; slot s = block * block_size + offset.
+// K and V are [n_slots, n_kv_heads, head_dim] in kv_dtype (F32, F16 or BF16 here; Q8_0 later).
+struct KvLayerView {
+  void* k = nullptr;
+  void* v = nullptr;
+  DType dtype = DType::F16;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  int block_size = 16;
+};
+
+// Which KV each query token attends to. Token t belongs to sequence seq_idx[t] at position positions[t] and attends
+// causally to positions 0..positions[t] of that sequence, found through the sequence's block table.
+struct AttentionBatch {
+  int64_t n_tokens = 0;
+  const int32_t* positions = nullptr;     // [n_tokens]
+  const int32_t* seq_idx = nullptr;       // [n_tokens]
+  const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks_per_seq]
+  int max_blocks_per_seq = 0;
+};
+
+struct Backend {
+  const char* name;
+
+  // y[t, r] = sum_c W[r, c] * x[t, c].   x: [n_tokens, n_cols], y: [n_tokens, n_rows]
+  void (*matmul)(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+
+  // y[t, :] = x[t, :] / sqrt(mean(x[t, :]^2) + eps) * weight.   x, y: [n_tokens, dim] (y may alias x)
+  void (*rms_norm)(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t dim, float eps);
+
+  // Rotates x in place. x: [n_tokens, n_heads, head_dim]
+  void (*rope)(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p);
+
+  // out[i] = silu(gate[i]) * up[i]
+  void (*swiglu)(const float* gate, const float* up, float* out, int64_t n);
+
+  // y[i] += x[i]
+  void (*add)(float* y, const float* x, int64_t n);
+
+  // Adds bias[c] to every row: x: [n_tokens, n]
+  void (*add_bias)(float* x, const float* bias, int64_t n_tokens, int64_t n);
+
+  // Row of an embedding table into f32: out[dim] = dequant(table row `row`).
+  void (*get_row)(const MatrixView& table, int64_t row, float* out);
+
+  // Writes K and V of n_tokens into their slots. k, v: [n_tokens, n_kv_heads, head_dim]
+  void (*kv_write)(const KvLayerView& kv, const int64_t* slot_mapping, const float* k, const float* v,
+                   int64_t n_tokens);
+
+  // out[t, h, :] = softmax(q[t, h, :] . K[j, h / group, :] * scale) . V[j, h / group, :] over the slots token t
+  // attends to. q, out: [n_tokens, n_heads, head_dim]
+  void (*attention)(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads,
+                    float scale, ThreadPool& pool);
+};
+
+// The scalar reference backend (the oracle).
+const Backend& reference_backend();
+// The fastest backend for this CPU (falls back to the reference where no optimized kernel exists).
+const Backend& best_cpu_backend();
+
+}  // namespace kairo::kernels
