@@ -1,0 +1,41 @@
+#pragma once
+// Single-sequence generation (the `kairo run` path): prefill the prompt in one batch, then decode token by token,
+// with the sequence's KV in a private contiguous block range. The serving engine uses the same model forward with
+// a shared paged pool instead.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/thread_pool.h"
+#include "model/model.h"
+#include "sampling/sampling_config.h"
+
+namespace kairo::engine {
+
+struct GenerateOptions {
+  int max_tokens = 128;
+  sampling::SamplingConfig sampling;
+  std::vector<int32_t> stop_token_ids;   // end-of-generation tokens (from the tokenizer)
+  int n_logit_steps = 0;                 // keep the raw logits of the first n steps
+  DType kv_dtype = DType::F16;
+  int prefill_chunk = 512;               // prompt tokens per forward step
+};
+
+enum class StopReason { EndOfSequence, MaxTokens, ContextFull };
+const char* stop_reason_name(StopReason r);
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;                 // generated tokens (the end-of-sequence token included if hit)
+  std::vector<std::vector<float>> step_logits; // raw logits of the first n_logit_steps steps
+  StopReason stop_reason = StopReason::MaxTokens;
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+};
+
+// on_token(token) is called as each token is chosen (for streaming output).
+Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>& prompt, const GenerateOptions& opts,
+                                ThreadPool& pool, const std::function<void(int32_t)>& on_token = {});
+
+}  // namespace kairo::engine

@@ -1,0 +1,30 @@
+#pragma once
+// One forward step's input: the new tokens of every scheduled sequence, flattened. Plain data built by the engine
+// (or the single-sequence generator); the model never sees scheduler objects.
+#include <cstdint>
+#include <vector>
+
+namespace kairo::model {
+
+struct Batch {
+  std::vector<int32_t> token_ids;     // [n_tokens]
+  std::vector<int32_t> positions;     // [n_tokens] position of each token in its sequence
+  std::vector<int32_t> seq_idx;       // [n_tokens] row of block_tables the token's sequence uses
+  std::vector<int64_t> slot_mapping;  // [n_tokens] KV slot the token's K/V is written to
+  std::vector<int32_t> block_tables;  // [n_seqs, max_blocks_per_seq] KV block ids, in sequence order
+  int max_blocks_per_seq = 0;
+  std::vector<int32_t> logits_rows;   // token indices whose logits are wanted, in output order
+
+  int64_t n_tokens() const { return static_cast<int64_t>(token_ids.size()); }
+  void clear() {
+    token_ids.clear();
+    positions.clear();
+    seq_idx.clear();
+    slot_mapping.clear();
+    block_tables.clear();
+    logits_rows.clear();
+    max_blocks_per_seq = 0;
+  }
+};
+
+}  // namespace kairo::model

@@ -1,0 +1,111 @@
+#include "model/config.h"
+
+#include "core/format.h"
+#include "model/arch/arch.h"
+
+namespace kairo::model {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Reads <arch>.<key> as a positive int that fits the limit.
+Result<int> read_positive(const gguf::File& f, const std::string& key, uint64_t limit) {
+  KAIRO_TRY_ASSIGN(const uint64_t v, f.get_uint(key));
+  if (v == 0 || v > limit) {
+    return Error{strprintf("%s: metadata '%s' is %llu, expected 1 to %llu", f.path().c_str(), key.c_str(),
+                           static_cast<unsigned long long>(v), static_cast<unsigned long long>(limit))};
+  }
+  return static_cast<int>(v);
+}
+
+Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  std::string type = "none";
+  KAIRO_TRY_ASSIGN(type, f.get_string_or(a + ".rope.scaling.type", "none"));
+  if (type == "none") return {};
+  if (type == "linear") {
+    KAIRO_TRY_ASSIGN(const double factor, f.get_float(a + ".rope.scaling.factor"));
+    if (!(factor > 0.0) || factor > 1024.0) {
+      return Error{strprintf("%s: %s.rope.scaling.factor is %g, expected a value in (0, 1024]", f.path().c_str(),
+                             a.c_str(), factor)};
+    }
+    c.rope.freq_scale = static_cast<float>(1.0 / factor);
+    return {};
+  }
+  return Error{strprintf("%s: rope scaling type '%s' is not supported (supported: none, linear); use a model "
+                         "without %s.rope.scaling.type or convert it with linear scaling",
+                         f.path().c_str(), type.c_str(), a.c_str())};
+}
+
+}  // namespace
+
+Result<ModelConfig> read_config(const gguf::File& f) {
+  ModelConfig c;
+  KAIRO_TRY_ASSIGN(c.arch, f.get_string("general.architecture"));
+  const ArchSpec* spec = find_arch(c.arch);
+  if (!spec) {
+    return Error{strprintf("%s: architecture '%s' is not supported (supported: %s)", f.path().c_str(),
+                           c.arch.c_str(), join(supported_arch_names()).c_str())};
+  }
+  KAIRO_TRY_ASSIGN(c.name, f.get_string_or("general.name", ""));
+  const std::string& a = c.arch;
+  constexpr uint64_t kMaxDim = 1u << 20;
+  KAIRO_TRY_ASSIGN(c.n_layers, read_positive(f, a + ".block_count", 4096));
+  KAIRO_TRY_ASSIGN(c.dim, read_positive(f, a + ".embedding_length", kMaxDim));
+  KAIRO_TRY_ASSIGN(c.n_heads, read_positive(f, a + ".attention.head_count", 4096));
+  KAIRO_TRY_ASSIGN(const uint64_t n_kv, f.get_uint_or(a + ".attention.head_count_kv", c.n_heads));
+  if (n_kv == 0 || n_kv > static_cast<uint64_t>(c.n_heads) || c.n_heads % n_kv != 0) {
+    return Error{strprintf("%s: %s.attention.head_count_kv is %llu; it must divide head_count (%d)", f.path().c_str(),
+                           a.c_str(), static_cast<unsigned long long>(n_kv), c.n_heads)};
+  }
+  c.n_kv_heads = static_cast<int>(n_kv);
+  KAIRO_TRY_ASSIGN(const uint64_t head_dim, f.get_uint_or(a + ".attention.key_length", c.dim / c.n_heads));
+  KAIRO_TRY_ASSIGN(const uint64_t v_dim, f.get_uint_or(a + ".attention.value_length", head_dim));
+  if (head_dim == 0 || head_dim > 1024 || head_dim % 2 != 0 || v_dim != head_dim) {
+    return Error{strprintf("%s: head size %llu (value size %llu) is not supported; expected an even size up to 1024 "
+                           "with equal key and value sizes",
+                           f.path().c_str(), static_cast<unsigned long long>(head_dim),
+                           static_cast<unsigned long long>(v_dim))};
+  }
+  c.head_dim = static_cast<int>(head_dim);
+  KAIRO_TRY_ASSIGN(c.ffn_dim, read_positive(f, a + ".feed_forward_length", kMaxDim * 4));
+  KAIRO_TRY_ASSIGN(c.context_length, read_positive(f, a + ".context_length", 1u << 24));
+  KAIRO_TRY_ASSIGN(const double eps, f.get_float_or(a + ".attention.layer_norm_rms_epsilon", 1e-5));
+  if (!(eps > 0.0) || eps > 1.0) {
+    return Error{strprintf("%s: %s.attention.layer_norm_rms_epsilon is %g, expected a small positive number",
+                           f.path().c_str(), a.c_str(), eps)};
+  }
+  c.rms_eps = static_cast<float>(eps);
+
+  c.rope.style = spec->rope_style;
+  c.rope.n_heads = c.n_heads;
+  c.rope.head_dim = c.head_dim;
+  KAIRO_TRY_ASSIGN(const uint64_t n_rot, f.get_uint_or(a + ".rope.dimension_count", c.head_dim));
+  if (n_rot == 0 || n_rot > head_dim || n_rot % 2 != 0) {
+    return Error{strprintf("%s: %s.rope.dimension_count is %llu, expected an even number up to the head size %d",
+                           f.path().c_str(), a.c_str(), static_cast<unsigned long long>(n_rot), c.head_dim)};
+  }
+  c.rope.n_rot = static_cast<int>(n_rot);
+  KAIRO_TRY_ASSIGN(const double base, f.get_float_or(a + ".rope.freq_base", spec->default_rope_base));
+  if (!(base > 1.0)) {
+    return Error{strprintf("%s: %s.rope.freq_base is %g, expected a value > 1", f.path().c_str(), a.c_str(), base)};
+  }
+  c.rope.freq_base = static_cast<float>(base);
+  KAIRO_TRY_STATUS(read_rope_scaling(f, a, c));
+  c.qkv_bias = spec->qkv_bias;
+
+  // The vocabulary size comes from the embedding table (the tokenizer must agree, checked by the loader).
+  const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");
+  if (!embd) return Error{strprintf("%s: tensor 'token_embd.weight' is missing", f.path().c_str())};
+  if (embd->dims.size() != 2 || embd->dims[0] != c.dim || embd->dims[1] > (1 << 24)) {
+    return Error{strprintf("%s: tensor 'token_embd.weight' should be [%d, n_vocab]", f.path().c_str(), c.dim)};
+  }
+  c.n_vocab = static_cast<int>(embd->dims[1]);
+  c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  return c;
+}
+
+}  // namespace kairo::model

@@ -1,0 +1,78 @@
+#include "model/decoder.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace kairo::model {
+namespace {
+
+void grow(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels::Backend& be, const Batch& batch,
+                     KvStorage& kv, DecoderScratch& s, std::vector<float>& logits, ThreadPool& pool) {
+  const int64_t n = batch.n_tokens();
+  const int64_t n_logits = static_cast<int64_t>(batch.logits_rows.size());
+  grow(s.x, n * c.dim);
+  grow(s.xn, n * c.dim);
+  grow(s.q, n * c.q_dim());
+  grow(s.k, n * c.kv_dim());
+  grow(s.v, n * c.kv_dim());
+  grow(s.attn, n * c.q_dim());
+  grow(s.proj, n * c.dim);
+  grow(s.gate, n * c.ffn_dim);
+  grow(s.up, n * c.ffn_dim);
+  grow(s.out_x, n_logits * c.dim);
+
+  for (int64_t t = 0; t < n; ++t) be.get_row(w.token_embd, batch.token_ids[t], s.x.data() + t * c.dim);
+
+  kernels::RopeParams rope_q = c.rope;
+  kernels::RopeParams rope_k = c.rope;
+  rope_k.n_heads = c.n_kv_heads;
+  const kernels::AttentionBatch attn_batch{n, batch.positions.data(), batch.seq_idx.data(), batch.block_tables.data(),
+                                           batch.max_blocks_per_seq};
+  const float attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& L = w.layers[static_cast<size_t>(l)];
+    // Attention block: x += Wo · attention(rope(Wq·norm(x)), K/V cache)
+    be.rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n, c.dim, c.rms_eps);
+    be.matmul(L.wq, s.xn.data(), s.q.data(), n, pool);
+    be.matmul(L.wk, s.xn.data(), s.k.data(), n, pool);
+    be.matmul(L.wv, s.xn.data(), s.v.data(), n, pool);
+    if (c.qkv_bias) {
+      be.add_bias(s.q.data(), L.bq, n, c.q_dim());
+      be.add_bias(s.k.data(), L.bk, n, c.kv_dim());
+      be.add_bias(s.v.data(), L.bv, n, c.kv_dim());
+    }
+    be.rope(s.q.data(), batch.positions.data(), n, rope_q);
+    be.rope(s.k.data(), batch.positions.data(), n, rope_k);
+    const kernels::KvLayerView kv_layer = kv.layer(l);
+    be.kv_write(kv_layer, batch.slot_mapping.data(), s.k.data(), s.v.data(), n);
+    be.attention(s.q.data(), s.attn.data(), kv_layer, attn_batch, c.n_heads, attn_scale, pool);
+    be.matmul(L.wo, s.attn.data(), s.proj.data(), n, pool);
+    be.add(s.x.data(), s.proj.data(), n * c.dim);
+
+    // Feed-forward block: x += W_down · (silu(W_gate·norm(x)) * W_up·norm(x))
+    be.rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n, c.dim, c.rms_eps);
+    be.matmul(L.w_gate, s.xn.data(), s.gate.data(), n, pool);
+    be.matmul(L.w_up, s.xn.data(), s.up.data(), n, pool);
+    be.swiglu(s.gate.data(), s.up.data(), s.gate.data(), n * c.ffn_dim);
+    be.matmul(L.w_down, s.gate.data(), s.proj.data(), n, pool);
+    be.add(s.x.data(), s.proj.data(), n * c.dim);
+  }
+
+  // Only the rows that need logits pay for the final norm and the (large) output projection.
+  for (int64_t i = 0; i < n_logits; ++i) {
+    std::memcpy(s.out_x.data() + i * c.dim, s.x.data() + static_cast<int64_t>(batch.logits_rows[i]) * c.dim,
+                sizeof(float) * c.dim);
+  }
+  be.rms_norm(s.out_x.data(), w.output_norm, s.out_x.data(), n_logits, c.dim, c.rms_eps);
+  logits.resize(static_cast<size_t>(n_logits * c.n_vocab));
+  be.matmul(w.output, s.out_x.data(), logits.data(), n_logits, pool);
+}
+
+}  // namespace kairo::model

@@ -1,0 +1,44 @@
+#include "model/kv_storage.h"
+
+#include <cstring>
+
+#include "core/format.h"
+
+namespace kairo::model {
+
+uint64_t KvStorage::bytes_per_token(const ModelConfig& c, DType dtype) {
+  return 2ull * static_cast<uint64_t>(c.n_layers) * row_bytes(dtype, c.kv_dim());
+}
+
+Result<KvStorage> KvStorage::create(const ModelConfig& c, int64_t n_blocks, int block_size, DType dtype) {
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32) {
+    return Error{strprintf("KV cache dtype %s is not supported (use f16, bf16 or f32)",
+                           std::string(dtype_name(dtype)).c_str())};
+  }
+  if (n_blocks <= 0 || block_size <= 0) return Error{"KV cache needs at least one block"};
+  KvStorage s;
+  s.dtype_ = dtype;
+  s.n_blocks_ = n_blocks;
+  s.block_size_ = block_size;
+  s.n_kv_heads_ = c.n_kv_heads;
+  s.head_dim_ = c.head_dim;
+  const size_t layer_bytes = static_cast<size_t>(n_blocks) * block_size * row_bytes(dtype, c.kv_dim());
+  s.k_.resize(static_cast<size_t>(c.n_layers));
+  s.v_.resize(static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
+    s.k_[l].assign(layer_bytes, 0);
+    s.v_[l].assign(layer_bytes, 0);
+  }
+  s.n_bytes_ = 2ull * c.n_layers * layer_bytes;
+  return s;
+}
+
+void KvStorage::copy_block(int64_t src, int64_t dst) {
+  const size_t block_bytes = k_.empty() ? 0 : k_[0].size() / static_cast<size_t>(n_blocks_);
+  for (size_t l = 0; l < k_.size(); ++l) {
+    std::memcpy(k_[l].data() + dst * block_bytes, k_[l].data() + src * block_bytes, block_bytes);
+    std::memcpy(v_[l].data() + dst * block_bytes, v_[l].data() + src * block_bytes, block_bytes);
+  }
+}
+
+}  // namespace kairo::model

@@ -1,0 +1,98 @@
+#include "model/weights.h"
+
+#include <set>
+
+#include "core/format.h"
+
+namespace kairo::model {
+namespace {
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+class Binder {
+ public:
+  Binder(const gguf::File& f, ModelWeights& w) : f_(f), w_(w) {}
+
+  Result<const gguf::TensorInfo*> find(const std::string& name, std::vector<int64_t> dims) {
+    const gguf::TensorInfo* t = f_.find_tensor(name);
+    if (!t) return Error{strprintf("%s: tensor '%s' is missing", f_.path().c_str(), name.c_str())};
+    if (t->dims != dims) {
+      return Error{strprintf("%s: tensor '%s' has shape %s, expected %s", f_.path().c_str(), name.c_str(),
+                             dims_str(t->dims).c_str(), dims_str(dims).c_str())};
+    }
+    if (!dtype_info(t->type).supported) {
+      return Error{strprintf("%s: tensor '%s' has type %s, which kairo cannot compute with yet (supported: F32, F16, "
+                             "BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K); requantize the model",
+                             f_.path().c_str(), name.c_str(), std::string(dtype_name(t->type)).c_str())};
+    }
+    if (bound_.insert(name).second) {
+      w_.n_bytes += t->n_bytes;
+      w_.n_params += static_cast<uint64_t>(t->n_elements());
+    }
+    return t;
+  }
+
+  // A 1-D f32 vector (norm weights, biases).
+  Result<const float*> vec(const std::string& name, int64_t n) {
+    KAIRO_TRY_ASSIGN(const gguf::TensorInfo* t, find(name, {n}));
+    if (t->type != DType::F32) {
+      return Error{strprintf("%s: tensor '%s' has type %s, expected F32", f_.path().c_str(), name.c_str(),
+                             std::string(dtype_name(t->type)).c_str())};
+    }
+    if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) {
+      return Error{strprintf("%s: tensor '%s' data is not 4-byte aligned", f_.path().c_str(), name.c_str())};
+    }
+    return reinterpret_cast<const float*>(t->data);
+  }
+
+  // A matrix of n_rows outputs by n_cols inputs (GGUF dims [n_cols, n_rows]).
+  Result<kernels::MatrixView> mat(const std::string& name, int64_t n_rows, int64_t n_cols) {
+    KAIRO_TRY_ASSIGN(const gguf::TensorInfo* t, find(name, {n_cols, n_rows}));
+    return kernels::MatrixView{t->type, t->data, n_rows, n_cols, row_bytes(t->type, n_cols)};
+  }
+
+ private:
+  const gguf::File& f_;
+  ModelWeights& w_;
+  std::set<std::string> bound_;
+};
+
+}  // namespace
+
+Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) {
+  ModelWeights w;
+  Binder b(file, w);
+  KAIRO_TRY_ASSIGN(w.token_embd, b.mat("token_embd.weight", c.n_vocab, c.dim));
+  KAIRO_TRY_ASSIGN(w.output_norm, b.vec("output_norm.weight", c.dim));
+  if (c.tied_embeddings) {
+    w.output = w.token_embd;
+  } else {
+    KAIRO_TRY_ASSIGN(w.output, b.mat("output.weight", c.n_vocab, c.dim));
+  }
+  w.layers.resize(static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
+    LayerWeights& L = w.layers[static_cast<size_t>(l)];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    KAIRO_TRY_ASSIGN(L.attn_norm, b.vec(p + "attn_norm.weight", c.dim));
+    KAIRO_TRY_ASSIGN(L.wq, b.mat(p + "attn_q.weight", c.q_dim(), c.dim));
+    KAIRO_TRY_ASSIGN(L.wk, b.mat(p + "attn_k.weight", c.kv_dim(), c.dim));
+    KAIRO_TRY_ASSIGN(L.wv, b.mat(p + "attn_v.weight", c.kv_dim(), c.dim));
+    if (c.qkv_bias) {
+      KAIRO_TRY_ASSIGN(L.bq, b.vec(p + "attn_q.bias", c.q_dim()));
+      KAIRO_TRY_ASSIGN(L.bk, b.vec(p + "attn_k.bias", c.kv_dim()));
+      KAIRO_TRY_ASSIGN(L.bv, b.vec(p + "attn_v.bias", c.kv_dim()));
+    }
+    KAIRO_TRY_ASSIGN(L.wo, b.mat(p + "attn_output.weight", c.dim, c.q_dim()));
+    KAIRO_TRY_ASSIGN(L.ffn_norm, b.vec(p + "ffn_norm.weight", c.dim));
+    KAIRO_TRY_ASSIGN(L.w_gate, b.mat(p + "ffn_gate.weight", c.ffn_dim, c.dim));
+    KAIRO_TRY_ASSIGN(L.w_up, b.mat(p + "ffn_up.weight", c.ffn_dim, c.dim));
+    KAIRO_TRY_ASSIGN(L.w_down, b.mat(p + "ffn_down.weight", c.dim, c.ffn_dim));
+  }
+  return w;
+}
+
+}  // namespace kairo::model
