@@ -1,6 +1,6 @@
 #pragma once
 // Tensor element types, numbered as in GGUF/ggml so files map directly. Every type a GGUF file may name is listed
-// (so `inspect` can describe any file); `is_supported` says which ones kairo can compute with.
+// (so `inspect` can describe any file); `dtype_info(t).supported` says which ones kairo can compute with.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
