@@ -1,0 +1,369 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "core/format.h"
+#include "sampling/logprobs.h"
+
+namespace kairo::engine {
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::None: return "none";
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Abort: return "abort";
+  }
+  return "none";
+}
+
+namespace {
+
+uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+sampling::SamplingConfig to_sampling_config(const SamplingParams& p) {
+  sampling::SamplingConfig c;
+  c.temperature = p.temperature;
+  c.top_k = p.top_k;
+  c.top_p = p.top_p;
+  c.min_p = p.min_p;
+  c.repetition_penalty = p.repetition_penalty;
+  c.presence_penalty = p.presence_penalty;
+  c.frequency_penalty = p.frequency_penalty;
+  c.penalty_last_n = -1;  // OpenAI penalties count every generated token
+  c.seed = p.seed ? *p.seed : sampling::kRandomSeed;
+  c.logit_bias = p.logit_bias;
+  return c;
+}
+
+int64_t blocks_for(int64_t n_tokens, int block_size) { return (n_tokens + block_size - 1) / block_size; }
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokenizer::Tokenizer& tokenizer,
+                                               EngineConfig config) {
+  const model::ModelConfig& c = model.config();
+  if (tokenizer.n_vocab() > c.n_vocab) {
+    return Error{strprintf("the tokenizer has %d tokens but the model's embedding only %d", tokenizer.n_vocab(),
+                           c.n_vocab)};
+  }
+  if (config.block_size <= 0 || config.block_size > 1024) return Error{"--block-size must be in 1..1024"};
+  if (config.scheduler.max_num_batched_tokens <= 0 || config.scheduler.max_num_seqs <= 0) {
+    return Error{"--max-num-batched-tokens and --max-num-seqs must be positive"};
+  }
+  const uint64_t block_bytes = model::KvStorage::bytes_per_token(c, config.kv_dtype) * config.block_size;
+  int64_t n_blocks = config.n_kv_blocks;
+  if (n_blocks <= 0) {
+    uint64_t budget = config.kv_cache_bytes;
+    if (budget == 0) {
+      // Room for every sequence slot at full context, but never more than half of the free memory.
+      const uint64_t wanted = static_cast<uint64_t>(config.scheduler.max_num_seqs) *
+                              blocks_for(c.context_length, config.block_size) * block_bytes;
+      const uint64_t avail = available_memory_bytes();
+      budget = avail > 0 ? std::min(wanted, avail / 2) : wanted;
+    }
+    n_blocks = static_cast<int64_t>(budget / block_bytes);
+  }
+  const int64_t min_blocks = blocks_for(c.context_length, config.block_size);
+  if (n_blocks < min_blocks) {
+    return Error{strprintf("the KV cache holds %lld tokens (%s) but one sequence at the model's full context needs "
+                           "%d tokens (%s); raise --kv-cache-memory to at least %s",
+                           static_cast<long long>(n_blocks * config.block_size),
+                           human_bytes(static_cast<uint64_t>(n_blocks) * block_bytes).c_str(), c.context_length,
+                           human_bytes(static_cast<uint64_t>(min_blocks) * block_bytes).c_str(),
+                           human_bytes(static_cast<uint64_t>(min_blocks) * block_bytes).c_str())};
+  }
+  // +1: block 0 is the reserved null block.
+  KAIRO_TRY_ASSIGN(model::KvStorage storage,
+                   model::KvStorage::create(c, n_blocks + 1, config.block_size, config.kv_dtype));
+  return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks));
+}
+
+Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config,
+               model::KvStorage storage, int64_t n_blocks)
+    : model_(model),
+      tokenizer_(tokenizer),
+      config_(config),
+      n_blocks_(n_blocks),
+      storage_(std::move(storage)),
+      kv_(kv::KVCacheConfig{static_cast<int32_t>(n_blocks + 1), config.block_size, config.enable_prefix_caching}),
+      pool_(config.n_threads > 0 ? config.n_threads : ThreadPool::available_cores()),
+      scheduler_(config.scheduler, kv_),
+      runner_(model_, storage_, kv_, pool_) {
+  for (int32_t id = 0; id < tokenizer_.n_vocab(); ++id) {
+    if (tokenizer_.is_eog(id)) eog_ids_.push_back(id);
+  }
+  stats_.n_kv_blocks_total = n_blocks_;
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    accepting_ = false;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+std::string Engine::memory_summary() const {
+  const int ctx = model_.config().context_length;
+  return strprintf("KV cache: %lld tokens (%s, %s, %lld blocks of %d), max concurrency %.1f at context %d",
+                   static_cast<long long>(kv_capacity_tokens()), human_bytes(kv_bytes()).c_str(),
+                   std::string(dtype_name(config_.kv_dtype)).c_str(), static_cast<long long>(n_blocks_),
+                   config_.block_size,
+                   static_cast<double>(n_blocks_) / static_cast<double>(blocks_for(ctx, config_.block_size)), ctx);
+}
+
+std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputCallback on_output) {
+  const model::ModelConfig& c = model_.config();
+  if (request.prompt_tokens.empty()) return SubmitRejection{SubmitError::Invalid, "the prompt is empty"};
+  for (int32_t t : request.prompt_tokens) {
+    if (t < 0 || t >= c.n_vocab) {
+      return SubmitRejection{SubmitError::Invalid,
+                             strprintf("prompt token id %d is outside the vocabulary (0..%d)", t, c.n_vocab - 1)};
+    }
+  }
+  if (request.stop.max_tokens < 0) return SubmitRejection{SubmitError::Invalid, "max_tokens must be >= 0"};
+  const int64_t total = static_cast<int64_t>(request.prompt_tokens.size()) + request.stop.max_tokens;
+  if (total > c.context_length) {
+    return SubmitRejection{SubmitError::TooLong,
+                           strprintf("this model's maximum context length is %d tokens, but %zu prompt tokens + %d "
+                                     "max_tokens = %lld; shorten the prompt or lower max_tokens",
+                                     c.context_length, request.prompt_tokens.size(), request.stop.max_tokens,
+                                     static_cast<long long>(total))};
+  }
+  const Status valid = sampling::validate_config(to_sampling_config(request.sampling), c.n_vocab);
+  if (!valid.ok()) return SubmitRejection{SubmitError::Invalid, valid.error().message};
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!accepting_) return SubmitRejection{SubmitError::ShuttingDown, "the server is shutting down"};
+  if (stats_.n_waiting + static_cast<int>(inbox_.size()) >= config_.max_waiting) {
+    return SubmitRejection{SubmitError::QueueFull,
+                           strprintf("the request queue is full (%d waiting); retry later", config_.max_waiting)};
+  }
+  const RequestId id = next_id_++;
+  inbox_.push_back(make_sequence(id, std::move(request), std::move(on_output)));
+  ++n_active_;
+  wake_.notify_one();
+  return id;
+}
+
+std::unique_ptr<Sequence> Engine::make_sequence(RequestId id, Request request, OutputCallback cb) {
+  auto seq = std::make_unique<Sequence>();
+  seq->id = id;
+  seq->tokens = request.prompt_tokens;
+  seq->n_prompt = static_cast<int>(request.prompt_tokens.size());
+  seq->sampler = sampling::SamplerChain::from_config(to_sampling_config(request.sampling));
+  seq->decoder = std::make_unique<tokenizer::IncrementalDecoder>(tokenizer_);
+  seq->stop = std::make_unique<StopMatcher>(request.stop.stop_strings);
+  seq->request = std::move(request);
+  seq->on_output = std::move(cb);
+  seq->arrival = Clock::now();
+  return seq;
+}
+
+void Engine::abort(RequestId id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  aborts_.push_back(id);
+  wake_.notify_one();
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void Engine::stop_accepting() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  accepting_ = false;
+}
+
+bool Engine::drain(double timeout_seconds) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const bool drained = idle_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
+                                      [this] { return n_active_ == 0; });
+  if (drained) return true;
+  abort_all_ = true;  // seqs_ belongs to the engine thread: let it abort everything
+  wake_.notify_one();
+  idle_.wait_for(lock, std::chrono::seconds(5), [this] { return n_active_ == 0; });
+  return false;
+}
+
+void Engine::loop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] {
+        return stop_ || abort_all_ || !inbox_.empty() || !aborts_.empty() || !seqs_.empty();
+      });
+      if (stop_) break;
+    }
+    take_inbox();
+    if (!seqs_.empty()) step();
+    publish_stats();
+  }
+  // Shutting down: every request still here ends with Abort so no client waits forever.
+  take_inbox();
+  for (auto& [id, seq] : seqs_) {
+    RequestOutput out;
+    finish(*seq, FinishReason::Abort, out);
+  }
+  seqs_.clear();
+}
+
+void Engine::take_inbox() {
+  std::vector<std::unique_ptr<Sequence>> incoming;
+  std::vector<RequestId> aborts;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incoming.swap(inbox_);
+    aborts.swap(aborts_);
+    if (abort_all_) {
+      abort_all_ = false;
+      for (const auto& seq : incoming) aborts.push_back(seq->id);
+      for (const auto& [id, seq] : seqs_) aborts.push_back(id);
+    }
+  }
+  for (auto& seq : incoming) {
+    Sequence* s = seq.get();
+    seqs_[s->id] = std::move(seq);
+    scheduler_.add(s);
+  }
+  for (RequestId id : aborts) {
+    const auto it = seqs_.find(id);
+    if (it == seqs_.end()) continue;
+    RequestOutput out;
+    finish(*it->second, FinishReason::Abort, out);
+    seqs_.erase(it);
+  }
+}
+
+void Engine::step() {
+  const auto t0 = Clock::now();
+  StepPlan plan = scheduler_.schedule();
+  if (plan.empty()) {
+    // Nothing fits even though the pool should hold any single admitted request: refuse the head of the queue
+    // rather than spin.
+    if (scheduler_.n_running() == 0 && !seqs_.empty()) {
+      for (auto it = seqs_.begin(); it != seqs_.end(); ++it) {
+        if (it->second->status != SeqStatus::Waiting) continue;
+        RequestOutput out;
+        finish(*it->second, FinishReason::Abort, out);
+        seqs_.erase(it);
+        break;
+      }
+    }
+    return;
+  }
+  for (const ScheduledChunk& c : plan.chunks) {
+    if (c.seq->n_computed == c.start && c.start < c.seq->n_prompt) {
+      prompt_tokens_total_ += std::min(c.n_new, c.seq->n_prompt - c.start);
+    }
+    if (c.seq->first_scheduled == Clock::time_point{}) c.seq->first_scheduled = t0;
+  }
+  runner_.run(plan);
+  scheduler_.complete(plan);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double gbps = static_cast<double>(model_.weights().n_bytes) / std::max(seconds, 1e-9) / 1e9;
+  weight_gbps_ = weight_gbps_ == 0 ? gbps : 0.9 * weight_gbps_ + 0.1 * gbps;
+
+  size_t row = 0;
+  std::vector<RequestId> done;
+  for (const ScheduledChunk& c : plan.chunks) {
+    if (!c.needs_sample) continue;
+    Sequence& seq = *c.seq;
+    post_process(seq, runner_.logits_row(row++));
+    if (seq.status == SeqStatus::Finished) done.push_back(seq.id);
+  }
+  for (RequestId id : done) seqs_.erase(id);
+}
+
+void Engine::post_process(Sequence& seq, const float* logits) {
+  const int n_vocab = model_.config().n_vocab;
+  const int32_t token = seq.sampler.sample(logits, n_vocab);
+  seq.sampler.accept(token);
+  seq.tokens.push_back(token);
+  ++generation_tokens_total_;
+  if (seq.n_generated() == 1) seq.first_token = Clock::now();
+
+  RequestOutput out;
+  GeneratedToken gen;
+  gen.token = token;
+  if (seq.request.sampling.n_logprobs >= 0) {
+    gen.logprob = sampling::token_logprob(logits, n_vocab, token);
+    if (seq.request.sampling.n_logprobs > 0) {
+      for (const auto& t : sampling::top_logprobs(logits, n_vocab, seq.request.sampling.n_logprobs)) {
+        gen.top_logprobs.push_back({t.token, t.logprob});
+      }
+    }
+  }
+  out.tokens.push_back(gen);
+
+  const StopConditions& stop = seq.request.stop;
+  const bool is_eog = std::find(eog_ids_.begin(), eog_ids_.end(), token) != eog_ids_.end();
+  const bool is_stop_token = std::find(stop.stop_token_ids.begin(), stop.stop_token_ids.end(), token) !=
+                             stop.stop_token_ids.end();
+  if ((is_eog && !stop.ignore_eos) || is_stop_token) {
+    finish(seq, FinishReason::Stop, out);
+    return;
+  }
+  out.text_delta = seq.stop->push(seq.decoder->push(token));
+  if (seq.stop->stopped()) {
+    out.stop_reason = seq.stop->matched();
+    finish(seq, FinishReason::Stop, out);
+    return;
+  }
+  if (seq.n_generated() >= stop.max_tokens || static_cast<int>(seq.tokens.size()) >= model_.config().context_length) {
+    finish(seq, FinishReason::Length, out);
+    return;
+  }
+  out.id = seq.id;
+  out.n_prompt_tokens = seq.n_prompt;
+  out.n_cached_prompt_tokens = seq.n_cached_prompt;
+  out.n_generated_tokens = seq.n_generated();
+  seq.on_output(out);
+}
+
+void Engine::finish(Sequence& seq, FinishReason reason, RequestOutput& out) {
+  if (!seq.stop->stopped()) out.text_delta += seq.stop->push(seq.decoder->flush()) + seq.stop->flush();
+  out.id = seq.id;
+  out.finished = true;
+  out.finish_reason = reason;
+  out.n_prompt_tokens = seq.n_prompt;
+  out.n_cached_prompt_tokens = seq.n_cached_prompt;
+  out.n_generated_tokens = seq.n_generated();
+  scheduler_.remove(&seq);
+  seq.on_output(out);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (--n_active_ == 0) idle_.notify_all();
+}
+
+void Engine::publish_stats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.n_running = scheduler_.n_running();
+  stats_.n_waiting = scheduler_.n_waiting();
+  stats_.n_kv_blocks_total = n_blocks_;
+  stats_.n_kv_blocks_used = static_cast<int64_t>(kv_.usage() * static_cast<double>(n_blocks_) + 0.5);
+  stats_.kv_usage = kv_.usage();
+  stats_.n_preemptions = scheduler_.n_preemptions();
+  stats_.prefix_cache_queries = kv_.prefix_cache_queries();
+  stats_.prefix_cache_hits = kv_.prefix_cache_hits();
+  stats_.prompt_tokens = prompt_tokens_total_;
+  stats_.generation_tokens = generation_tokens_total_;
+  stats_.weight_read_gbps = weight_gbps_;
+}
+
+}  // namespace kairo::engine

@@ -1,0 +1,103 @@
+#pragma once
+// The continuous-batching engine: a thread runs schedule -> forward -> sample -> post-process; clients submit,
+// stream and abort through the thread-safe EngineClient interface.
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "core/thread_pool.h"
+#include "engine/engine_client.h"
+#include "engine/model_runner.h"
+#include "engine/scheduler.h"
+#include "engine/sequence.h"
+#include "kv/kv_cache_manager.h"
+#include "model/kv_storage.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::engine {
+
+struct EngineConfig {
+  SchedulerConfig scheduler;
+  int block_size = 16;
+  int64_t n_kv_blocks = 0;        // usable blocks; 0 = derive from kv_cache_bytes
+  uint64_t kv_cache_bytes = 0;    // 0 = room for max_num_seqs sequences at full context, capped by free memory
+  DType kv_dtype = DType::F16;
+  bool enable_prefix_caching = true;
+  int max_waiting = 1024;         // queued requests beyond this are refused (HTTP 429)
+  int n_threads = 0;              // 0 = all available cores
+};
+
+class Engine final : public EngineClient {
+ public:
+  static Result<std::unique_ptr<Engine>> create(model::Model& model, const tokenizer::Tokenizer& tokenizer,
+                                                EngineConfig config);
+  ~Engine() override;
+
+  std::variant<RequestId, SubmitRejection> submit(Request request, OutputCallback on_output) override;
+  void abort(RequestId id) override;
+  EngineStats stats() const override;
+  int context_length() const override { return model_.config().context_length; }
+  int n_vocab() const override { return model_.config().n_vocab; }
+
+  // Refuses new requests from now on (ShuttingDown); running ones continue.
+  void stop_accepting();
+  // Waits until no request is left or the timeout passes; then aborts what remains. True if it drained.
+  bool drain(double timeout_seconds);
+
+  int64_t n_kv_blocks() const { return n_blocks_; }
+  int64_t kv_capacity_tokens() const { return n_blocks_ * config_.block_size; }
+  uint64_t kv_bytes() const { return storage_.n_bytes(); }
+  // "KV cache: N tokens (X MiB, f16), max concurrency C at context L"
+  std::string memory_summary() const;
+
+ private:
+  Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config, model::KvStorage storage,
+         int64_t n_blocks);
+  void loop();
+  void take_inbox();
+  void step();
+  void post_process(Sequence& seq, const float* logits);
+  void finish(Sequence& seq, FinishReason reason, RequestOutput& out);
+  std::unique_ptr<Sequence> make_sequence(RequestId id, Request request, OutputCallback cb);
+  void publish_stats();
+
+  model::Model& model_;
+  const tokenizer::Tokenizer& tokenizer_;
+  EngineConfig config_;
+  int64_t n_blocks_;
+  model::KvStorage storage_;
+  kv::KVCacheManager kv_;
+  ThreadPool pool_;
+  Scheduler scheduler_;
+  ModelRunner runner_;
+  std::vector<int32_t> eog_ids_;
+
+  // Engine-thread state.
+  std::unordered_map<RequestId, std::unique_ptr<Sequence>> seqs_;
+  int64_t prompt_tokens_total_ = 0;
+  int64_t generation_tokens_total_ = 0;
+  double weight_gbps_ = 0;
+
+  // Shared with clients, under mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::vector<std::unique_ptr<Sequence>> inbox_;
+  std::vector<RequestId> aborts_;
+  EngineStats stats_;
+  int n_active_ = 0;  // submitted and not yet finished
+  RequestId next_id_ = 1;
+  bool accepting_ = true;
+  bool stop_ = false;
+  bool abort_all_ = false;
+  std::thread thread_;
+};
+
+}  // namespace kairo::engine

@@ -1,0 +1,33 @@
+#pragma once
+// Turns a step plan into the model's flat batch (token ids, positions, slot mapping, block tables), runs the
+// forward pass over the paged KV storage, and hands back one logits row per chunk that needs a sample.
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "engine/scheduler.h"
+#include "kv/kv_cache_manager.h"
+#include "model/kv_storage.h"
+#include "model/model.h"
+
+namespace kairo::engine {
+
+class ModelRunner {
+ public:
+  ModelRunner(model::Model& model, model::KvStorage& storage, kv::KVCacheManager& kv, ThreadPool& pool)
+      : model_(model), storage_(storage), kv_(kv), pool_(pool) {}
+
+  // Runs the step. Afterwards logits_row(i) is the logits of the i-th chunk with needs_sample, in plan order.
+  void run(const StepPlan& plan);
+  const float* logits_row(size_t i) const { return logits_.data() + i * model_.config().n_vocab; }
+  const model::Batch& last_batch() const { return batch_; }
+
+ private:
+  model::Model& model_;
+  model::KvStorage& storage_;
+  kv::KVCacheManager& kv_;
+  ThreadPool& pool_;
+  model::Batch batch_;
+  std::vector<float> logits_;
+};
+
+}  // namespace kairo::engine

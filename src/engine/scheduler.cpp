@@ -1,0 +1,130 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace kairo::engine {
+
+Scheduler::Scheduler(SchedulerConfig config, kv::KVCacheManager& kv) : config_(config), kv_(kv) {}
+
+void Scheduler::enqueue_waiting(Sequence* seq, bool front) {
+  seq->status = SeqStatus::Waiting;
+  if (!config_.priority) {
+    if (front) {
+      waiting_.push_front(seq);
+    } else {
+      waiting_.push_back(seq);
+    }
+    return;
+  }
+  // Priority order: lower value first, then earlier arrival (a preempted request keeps its place by arrival).
+  auto before = [](const Sequence* a, const Sequence* b) {
+    if (a->request.priority != b->request.priority) return a->request.priority < b->request.priority;
+    return a->arrival < b->arrival;
+  };
+  waiting_.insert(std::upper_bound(waiting_.begin(), waiting_.end(), seq, before), seq);
+}
+
+void Scheduler::add(Sequence* seq) { enqueue_waiting(seq, /*front=*/false); }
+
+void Scheduler::remove(Sequence* seq) {
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), seq), waiting_.end());
+  running_.erase(std::remove(running_.begin(), running_.end(), seq), running_.end());
+  kv_.free(seq->id);
+  seq->status = SeqStatus::Finished;
+}
+
+void Scheduler::preempt(Sequence* seq, StepPlan& plan) {
+  running_.erase(std::remove(running_.begin(), running_.end(), seq), running_.end());
+  kv_.free(seq->id);
+  seq->n_computed = 0;  // recompute from its tokens so far; the prefix cache usually returns most of them
+  ++n_preemptions_;
+  plan.preempted.push_back(seq);
+  enqueue_waiting(seq, /*front=*/true);
+}
+
+int Scheduler::chunk_size(const Sequence& seq, int budget, int n_long) const {
+  int n = std::min(seq.n_uncomputed(), budget);
+  if (n > config_.long_prefill_threshold && n_long >= config_.max_long_prefills) {
+    n = config_.long_prefill_threshold;  // another long prefill already runs this step: take a short chunk
+  }
+  return n;
+}
+
+StepPlan Scheduler::schedule() {
+  StepPlan plan;
+  int budget = config_.max_num_batched_tokens;
+  int n_long = 0;
+
+  // 1. Running requests, oldest admission first; preempt from the newest end when blocks run out.
+  for (size_t i = 0; i < running_.size() && budget > 0;) {
+    Sequence* seq = running_[i];
+    const int n_new = chunk_size(*seq, budget, n_long);
+    if (n_new <= 0) {
+      ++i;
+      continue;
+    }
+    std::optional<kv::SlotAllocation> alloc;
+    bool self_preempted = false;
+    while (!(alloc = kv_.allocate_slots(seq->id, seq->tokens, n_new))) {
+      Sequence* victim = running_.back();
+      preempt(victim, plan);
+      if (victim == seq) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;  // everything after it was preempted too
+    plan.copies.insert(plan.copies.end(), alloc->copies.begin(), alloc->copies.end());
+    plan.chunks.push_back({seq, seq->n_computed, n_new, seq->n_computed + n_new == static_cast<int>(seq->tokens.size())});
+    budget -= n_new;
+    plan.n_tokens += n_new;
+    if (n_new > config_.long_prefill_threshold) ++n_long;
+    ++i;
+  }
+
+  // 2. Waiting requests, unless this step had to preempt (then memory is too tight to admit more).
+  if (plan.preempted.empty()) {
+    while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+      Sequence* seq = waiting_.front();
+      if (!try_admit(seq, budget, n_long, plan)) break;
+      waiting_.pop_front();
+      const ScheduledChunk& c = plan.chunks.back();
+      budget -= c.n_new;
+      plan.n_tokens += c.n_new;
+      if (c.n_new > config_.long_prefill_threshold) ++n_long;
+    }
+  }
+  return plan;
+}
+
+bool Scheduler::try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan) {
+  assert(seq->n_computed == 0 && !kv_.has_request(seq->id));
+  kv::PrefixHit hit = kv_.get_computed_blocks(seq->tokens, seq->request.cache_salt);
+  seq->n_computed = hit.n_tokens;
+  const int n_new = chunk_size(*seq, budget, n_long);
+  auto alloc = n_new > 0 ? kv_.allocate_slots(seq->id, seq->tokens, n_new, &hit) : std::nullopt;
+  if (!alloc) {
+    seq->n_computed = 0;
+    return false;
+  }
+  // Nothing allocated between the lookup and the allocation, so the whole hit was adopted.
+  assert(alloc->n_cached_tokens == hit.n_tokens);
+  seq->n_computed = alloc->n_cached_tokens;
+  if (!seq->admitted_once) {
+    seq->n_cached_prompt = std::min(seq->n_computed, seq->n_prompt);
+    seq->admitted_once = true;
+  }
+  seq->status = SeqStatus::Running;
+  seq->admit_seq = next_admit_seq_++;
+  running_.push_back(seq);
+  plan.copies.insert(plan.copies.end(), alloc->copies.begin(), alloc->copies.end());
+  plan.chunks.push_back({seq, seq->n_computed, n_new, seq->n_computed + n_new == static_cast<int>(seq->tokens.size())});
+  return true;
+}
+
+void Scheduler::complete(const StepPlan& plan) {
+  for (const ScheduledChunk& c : plan.chunks) c.seq->n_computed = c.start + c.n_new;
+}
+
+}  // namespace kairo::engine

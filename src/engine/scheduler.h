@@ -1,0 +1,70 @@
+#pragma once
+// The token-budget scheduler (vLLM v1 style): there are no prefill and decode phases. Each step, every running
+// request asks for its uncomputed tokens (1 for a decode, a chunk for a prompt), running requests first, then
+// waiting ones in FCFS (or priority) order, until the step's token budget or sequence cap is spent. Prompts longer
+// than the budget are chunked. When KV blocks run out, the most recently admitted running request is preempted
+// (its blocks freed, recomputed later from its tokens so far -- its output is kept, never lost or duplicated).
+//
+// Bookkeeping only: the scheduler moves token counts and block ids, never tensors.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine/sequence.h"
+#include "kv/kv_cache_manager.h"
+
+namespace kairo::engine {
+
+struct SchedulerConfig {
+  int max_num_batched_tokens = 512;  // token budget of one step
+  int max_num_seqs = 64;             // sequences in one step
+  int long_prefill_threshold = 256;  // a prompt chunk longer than this is a "long prefill"
+  int max_long_prefills = 1;         // long prefills per step, so decodes keep flowing
+  bool priority = false;             // order the waiting queue by Request::priority, then arrival
+};
+
+struct ScheduledChunk {
+  Sequence* seq = nullptr;
+  int start = 0;             // first token position computed this step
+  int n_new = 0;             // tokens computed this step
+  bool needs_sample = false; // the chunk reaches the last known token: sample the next one
+};
+
+struct StepPlan {
+  std::vector<ScheduledChunk> chunks;
+  std::vector<kv::BlockCopy> copies;     // copy-on-write, to run before the step's KV writes
+  std::vector<Sequence*> preempted;      // moved back to waiting this step
+  int n_tokens = 0;
+  bool empty() const { return chunks.empty(); }
+};
+
+class Scheduler {
+ public:
+  Scheduler(SchedulerConfig config, kv::KVCacheManager& kv);
+
+  void add(Sequence* seq);       // enqueue a new request
+  void remove(Sequence* seq);    // finished or aborted: leaves the queues and frees its blocks
+  StepPlan schedule();
+  // After the forward pass: the scheduled tokens now have KV.
+  void complete(const StepPlan& plan);
+
+  int n_waiting() const { return static_cast<int>(waiting_.size()); }
+  int n_running() const { return static_cast<int>(running_.size()); }
+  int64_t n_preemptions() const { return n_preemptions_; }
+  const SchedulerConfig& config() const { return config_; }
+
+ private:
+  void preempt(Sequence* seq, StepPlan& plan);
+  bool try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan);
+  int chunk_size(const Sequence& seq, int budget, int n_long) const;
+  void enqueue_waiting(Sequence* seq, bool front);
+
+  SchedulerConfig config_;
+  kv::KVCacheManager& kv_;
+  std::deque<Sequence*> waiting_;
+  std::vector<Sequence*> running_;  // in admission order
+  uint64_t next_admit_seq_ = 1;
+  int64_t n_preemptions_ = 0;
+};
+
+}  // namespace kairo::engine

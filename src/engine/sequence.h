@@ -1,0 +1,46 @@
+#pragma once
+// The engine's state for one request: its tokens so far, how many have KV computed, and the per-request sampler,
+// detokenizer and stop matcher. Owned by the engine thread only.
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "engine/engine_client.h"
+#include "engine/stop_matcher.h"
+#include "kv/kv_cache_manager.h"
+#include "sampling/sampler_chain.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::engine {
+
+using Clock = std::chrono::steady_clock;
+
+enum class SeqStatus { Waiting, Running, Finished };
+
+struct Sequence {
+  RequestId id = 0;
+  Request request;
+  OutputCallback on_output;
+
+  std::vector<int32_t> tokens;  // prompt followed by generated tokens
+  int n_prompt = 0;
+  int n_computed = 0;           // tokens whose KV is in the cache
+  int n_cached_prompt = 0;      // prompt tokens served by the prefix cache (first admission)
+  bool admitted_once = false;
+  SeqStatus status = SeqStatus::Waiting;
+  uint64_t admit_seq = 0;       // order of (re)admission: preemption picks the most recent
+
+  sampling::SamplerChain sampler;
+  std::unique_ptr<tokenizer::IncrementalDecoder> decoder;
+  std::unique_ptr<StopMatcher> stop;
+
+  Clock::time_point arrival;
+  Clock::time_point first_scheduled;
+  Clock::time_point first_token;
+  bool abort_requested = false;
+
+  int n_generated() const { return static_cast<int>(tokens.size()) - n_prompt; }
+  int n_uncomputed() const { return static_cast<int>(tokens.size()) - n_computed; }
+};
+
+}  // namespace kairo::engine

@@ -1,0 +1,263 @@
+// The continuous-batching engine end to end on a real (random-weight) model: batching, preemption and chunking
+// must not change a temperature-0 output; prefix caching must hit resent history; aborts free everything.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <mutex>
+#include <random>
+
+#include "engine/engine.h"
+#include "engine/generator.h"
+#include "model/model.h"
+#include "test_paths.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::engine {
+namespace {
+
+struct Fixture {
+  std::unique_ptr<model::Model> model;
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+};
+
+Fixture& synth_model() {
+  static Fixture f = [] {
+    Fixture out;
+    auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
+    EXPECT_TRUE(m.ok()) << m.error().message;
+    out.model = std::move(m).value();
+    auto t = tokenizer::Tokenizer::from_gguf(out.model->file());
+    EXPECT_TRUE(t.ok()) << t.error().message;
+    out.tokenizer = std::move(t).value();
+    return out;
+  }();
+  return f;
+}
+
+struct Collected {
+  std::vector<int32_t> tokens;
+  std::string text;
+  FinishReason reason = FinishReason::None;
+  int n_cached = 0;
+  bool finished = false;
+};
+
+// Submits every request, waits for all to finish, returns what each produced.
+class Client {
+ public:
+  explicit Client(Engine& engine) : engine_(engine) {}
+
+  RequestId submit(const Request& r, size_t slot) {
+    auto result = engine_.submit(r, [this, slot](const RequestOutput& out) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      Collected& c = results_[slot];
+      for (const auto& t : out.tokens) c.tokens.push_back(t.token);
+      c.text += out.text_delta;
+      c.n_cached = out.n_cached_prompt_tokens;
+      if (out.finished) {
+        c.finished = true;
+        c.reason = out.finish_reason;
+        ++n_done_;
+        done_.notify_all();
+      }
+    });
+    EXPECT_TRUE(std::holds_alternative<RequestId>(result));
+    return std::get<RequestId>(result);
+  }
+
+  std::vector<Collected> run(const std::vector<Request>& reqs) {
+    results_.assign(reqs.size(), {});
+    n_done_ = 0;
+    for (size_t i = 0; i < reqs.size(); ++i) submit(reqs[i], i);
+    wait(reqs.size());
+    return results_;
+  }
+
+  void wait(size_t n) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return n_done_ >= n; });
+  }
+
+  std::vector<Collected> results_;
+
+ private:
+  Engine& engine_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  size_t n_done_ = 0;
+};
+
+std::vector<Request> mixed_requests(int n, int max_tokens) {
+  std::mt19937 rng(1234);
+  std::vector<Request> reqs;
+  const int lengths[] = {1, 2, 5, 16, 17, 31, 64, 100, 150, 233, 300, 400};
+  for (int i = 0; i < n; ++i) {
+    Request r;
+    const int len = lengths[i % 12] + (i / 12);
+    r.prompt_tokens.push_back(1);  // BOS
+    for (int k = 1; k < len; ++k) r.prompt_tokens.push_back(3 + static_cast<int>(rng() % 500));
+    r.sampling.temperature = 0;
+    r.stop.max_tokens = max_tokens;
+    r.stop.ignore_eos = true;
+    reqs.push_back(r);
+  }
+  return reqs;
+}
+
+std::unique_ptr<Engine> make_engine(EngineConfig cfg) {
+  Fixture& f = synth_model();
+  auto e = Engine::create(*f.model, *f.tokenizer, cfg);
+  EXPECT_TRUE(e.ok()) << e.error().message;
+  return std::move(e).value();
+}
+
+std::vector<Collected> run_one_by_one(const std::vector<Request>& reqs) {
+  EngineConfig cfg;
+  cfg.enable_prefix_caching = false;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  std::vector<Collected> out;
+  for (const Request& r : reqs) out.push_back(client.run({r})[0]);
+  return out;
+}
+
+const std::vector<Request>& requests32() {
+  static const std::vector<Request> reqs = mixed_requests(32, 6);
+  return reqs;
+}
+
+const std::vector<Collected>& alone_outputs() {
+  static const std::vector<Collected> out = run_one_by_one(requests32());
+  return out;
+}
+
+void expect_same_tokens(const std::vector<Collected>& got, const std::vector<Collected>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(got[i].finished);
+    EXPECT_EQ(got[i].tokens, want[i].tokens) << "request " << i;
+    EXPECT_EQ(got[i].text, want[i].text) << "request " << i;
+  }
+}
+
+TEST(Engine, AloneMatchesTheSingleSequenceGenerator) {
+  Fixture& f = synth_model();
+  ThreadPool pool(2);
+  for (size_t i : {0u, 7u, 11u}) {
+    GenerateOptions opts;
+    opts.max_tokens = 6;
+    opts.sampling.temperature = 0;
+    auto r = generate(*f.model, requests32()[i].prompt_tokens, opts, pool);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->tokens, alone_outputs()[i].tokens) << "request " << i;
+  }
+}
+
+TEST(Engine, BatchedOutputsEqualRunningEachAlone) {
+  EngineConfig cfg;
+  cfg.scheduler.max_num_batched_tokens = 512;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  expect_same_tokens(client.run(requests32()), alone_outputs());
+  EXPECT_EQ(engine->stats().n_preemptions, 0);
+}
+
+TEST(Engine, PreemptionUnderATinyKvPoolKeepsOutputsIdentical) {
+  EngineConfig cfg;
+  cfg.n_kv_blocks = 40;  // 640 token slots: far less than the 32 requests need together
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  expect_same_tokens(client.run(requests32()), alone_outputs());
+  const EngineStats s = engine->stats();
+  EXPECT_GT(s.n_preemptions, 0);
+  EXPECT_EQ(s.kv_usage, 0.0);
+}
+
+TEST(Engine, SevenTokenPrefillChunksKeepOutputsIdentical) {
+  EngineConfig cfg;
+  cfg.scheduler.max_num_batched_tokens = 7;
+  cfg.scheduler.long_prefill_threshold = 7;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  expect_same_tokens(client.run(requests32()), alone_outputs());
+}
+
+TEST(Engine, ResentConversationHitsEveryFullBlockOfItsHistory) {
+  EngineConfig cfg;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  Request turn1 = mixed_requests(12, 10)[9];  // 100 prompt tokens
+  turn1.stop.max_tokens = 10;
+  const Collected out1 = client.run({turn1})[0];
+  ASSERT_EQ(out1.tokens.size(), 10u);
+  Request turn2 = turn1;
+  turn2.prompt_tokens.insert(turn2.prompt_tokens.end(), out1.tokens.begin(), out1.tokens.end());
+  const size_t history = turn2.prompt_tokens.size();  // 110: the last generated token has no KV yet
+  for (int k = 0; k < 20; ++k) turn2.prompt_tokens.push_back(7 + k);
+  const EngineStats before = engine->stats();
+  const Collected out2 = client.run({turn2})[0];
+  const int full_blocks_of_computed_history = static_cast<int>((history - 1) / 16) * 16;
+  EXPECT_EQ(out2.n_cached, full_blocks_of_computed_history);
+  const EngineStats after = engine->stats();
+  EXPECT_EQ(after.prefix_cache_hits - before.prefix_cache_hits, full_blocks_of_computed_history);
+  EXPECT_EQ(after.prompt_tokens - before.prompt_tokens,
+            static_cast<int64_t>(turn2.prompt_tokens.size()) - full_blocks_of_computed_history);
+}
+
+TEST(Engine, AbortFreesBlocksAndReportsAbort) {
+  EngineConfig cfg;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  client.results_.assign(1, {});
+  Request r = requests32()[10];
+  r.stop.max_tokens = 100;
+  const RequestId id = client.submit(r, 0);
+  engine->abort(id);
+  client.wait(1);
+  EXPECT_EQ(client.results_[0].reason, FinishReason::Abort);
+  EXPECT_LT(client.results_[0].tokens.size(), 100u);
+  for (int i = 0; i < 100 && engine->stats().kv_usage != 0.0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(engine->stats().kv_usage, 0.0);
+}
+
+TEST(Engine, RefusesTooLongInvalidAndOverflowingRequests) {
+  EngineConfig cfg;
+  cfg.max_waiting = 0;
+  auto engine = make_engine(cfg);
+  Request r;
+  r.prompt_tokens = std::vector<int32_t>(500, 5);
+  r.stop.max_tokens = 20;
+  auto too_long = engine->submit(r, [](const RequestOutput&) {});
+  ASSERT_TRUE(std::holds_alternative<SubmitRejection>(too_long));
+  EXPECT_EQ(std::get<SubmitRejection>(too_long).kind, SubmitError::TooLong);
+  EXPECT_EQ(std::get<SubmitRejection>(too_long).message,
+            "this model's maximum context length is 512 tokens, but 500 prompt tokens + 20 max_tokens = 520; shorten "
+            "the prompt or lower max_tokens");
+  r.prompt_tokens = {1, 512};
+  auto bad_id = engine->submit(r, [](const RequestOutput&) {});
+  ASSERT_TRUE(std::holds_alternative<SubmitRejection>(bad_id));
+  EXPECT_EQ(std::get<SubmitRejection>(bad_id).message, "prompt token id 512 is outside the vocabulary (0..511)");
+  r.prompt_tokens = {1, 2};
+  auto full = engine->submit(r, [](const RequestOutput&) {});
+  ASSERT_TRUE(std::holds_alternative<SubmitRejection>(full));
+  EXPECT_EQ(std::get<SubmitRejection>(full).kind, SubmitError::QueueFull);
+}
+
+TEST(Engine, StopStringEndsGenerationAndIsNotReturned) {
+  EngineConfig cfg;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  Request r = requests32()[5];
+  r.stop.max_tokens = 6;
+  const Collected free_run = client.run({r})[0];
+  ASSERT_GE(free_run.text.size(), 4u);
+  // Stop on a piece of the text it would produce: the output is cut right before it.
+  const std::string stop = free_run.text.substr(free_run.text.size() / 2, 2);
+  r.stop.stop_strings = {stop};
+  const Collected stopped = client.run({r})[0];
+  EXPECT_EQ(stopped.reason, FinishReason::Stop);
+  EXPECT_EQ(stopped.text, free_run.text.substr(0, free_run.text.find(stop)));
+}
+
+}  // namespace
+}  // namespace kairo::engine
