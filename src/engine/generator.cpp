@@ -86,7 +86,7 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
       break;
     }
     if (step + 1 == opts.max_tokens) break;
-    if (static_cast<int64_t>(seq.size()) >= c.context_length) {
+    if (static_cast<int64_t>(seq.size()) + 1 >= c.context_length) {  // prompt + generated fill the context
       result.stop_reason = StopReason::ContextFull;
       break;
     }

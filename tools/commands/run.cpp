@@ -1,0 +1,141 @@
+// `kairo run --model M --prompt P`: generate a continuation on the CPU. With --json prints
+// {"prompt_tokens":[...],"tokens":[...],"text":"..."} (+ "logits" for the first --logits K steps).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "command_registry.h"
+#include "core/format.h"
+#include "core/thread_pool.h"
+#include "engine/generator.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::tools {
+namespace {
+
+struct RunArgs {
+  std::string model = "models/aidreams260K.gguf";
+  std::string prompt;
+  int max_tokens = 128;
+  float temperature = 0.8f;
+  int top_k = 40;
+  float top_p = 0.95f;
+  float min_p = 0.05f;
+  float repeat_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  int64_t seed = -1;
+  int threads = 0;
+  bool json = false;
+  int logits_steps = 0;
+  bool no_bos = false;
+  bool stats = false;
+};
+
+int run_generate(const RunArgs& args) {
+  auto model = model::Model::load(args.model);
+  if (!model.ok()) {
+    std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
+    return 1;
+  }
+  auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
+  if (!tok.ok()) {
+    std::fprintf(stderr, "error: %s\n", tok.error().message.c_str());
+    return 1;
+  }
+  const tokenizer::Tokenizer& tk = **tok;
+  const bool add_bos = !args.no_bos && tk.add_bos_by_default();
+  const std::vector<int32_t> prompt = tk.encode(args.prompt, add_bos, /*parse_special=*/false);
+
+  engine::GenerateOptions opts;
+  opts.max_tokens = args.max_tokens;
+  opts.sampling.temperature = args.temperature;
+  opts.sampling.top_k = args.top_k;
+  opts.sampling.top_p = args.top_p;
+  opts.sampling.min_p = args.min_p;
+  opts.sampling.repetition_penalty = args.repeat_penalty;
+  opts.sampling.presence_penalty = args.presence_penalty;
+  opts.sampling.frequency_penalty = args.frequency_penalty;
+  if (args.seed >= 0) opts.sampling.seed = static_cast<uint64_t>(args.seed);
+  opts.n_logit_steps = args.logits_steps;
+  for (int32_t id = 0; id < tk.n_vocab(); ++id) {
+    if (tk.is_eog(id)) opts.stop_token_ids.push_back(id);
+  }
+
+  ThreadPool pool(args.threads > 0 ? args.threads : ThreadPool::available_cores());
+  tokenizer::IncrementalDecoder decoder(tk);
+  std::string text;
+  auto on_token = [&](int32_t token) {
+    if (tk.is_eog(token)) return;
+    const std::string piece = decoder.push(token);
+    text += piece;
+    if (!args.json) {
+      std::fputs(piece.c_str(), stdout);
+      std::fflush(stdout);
+    }
+  };
+  if (!args.json) std::fputs(args.prompt.c_str(), stdout);
+  auto result = engine::generate(**model, prompt, opts, pool, on_token);
+  if (!result.ok()) {
+    std::fprintf(stderr, "\nerror: %s\n", result.error().message.c_str());
+    return 1;
+  }
+  const std::string tail = decoder.flush();
+  text += tail;
+  if (args.json) {
+    nlohmann::json out;
+    out["prompt_tokens"] = prompt;
+    out["tokens"] = result->tokens;
+    out["text"] = text;
+    out["stop_reason"] = engine::stop_reason_name(result->stop_reason);
+    if (args.logits_steps > 0) out["logits"] = result->step_logits;
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("%s\n", tail.c_str());
+    if (result->stop_reason == engine::StopReason::ContextFull) {
+      std::fprintf(stderr, "[stopped: the model's context of %d tokens is full]\n", (*model)->config().context_length);
+    }
+  }
+  if (args.stats) {
+    const double n_gen = static_cast<double>(result->tokens.size());
+    std::fprintf(stderr, "prompt: %zu tokens in %.3f s (%.1f t/s); generated: %zu tokens in %.3f s (%.1f t/s)\n",
+                 prompt.size(), result->prefill_seconds, prompt.size() / std::max(1e-9, result->prefill_seconds),
+                 result->tokens.size(), result->decode_seconds, n_gen / std::max(1e-9, result->decode_seconds));
+  }
+  return 0;
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Generate a continuation of a prompt on the CPU");
+  cmd->add_option("--model,-m", a->model, "GGUF model file")->capture_default_str();
+  cmd->add_option("--prompt,-p", a->prompt, "Prompt text")->required();
+  cmd->add_option("--max-tokens,-n", a->max_tokens, "Tokens to generate at most")->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--temperature,-t", a->temperature, "Sampling temperature; 0 is greedy")->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--top-p", a->top_p, "Nucleus sampling mass (1 = off)")->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-p", a->min_p, "Drop tokens below min-p x the top probability (0 = off)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repeat-penalty", a->repeat_penalty, "Repetition penalty (1 = off)")->capture_default_str();
+  cmd->add_option("--presence-penalty", a->presence_penalty, "Presence penalty")->capture_default_str();
+  cmd->add_option("--frequency-penalty", a->frequency_penalty, "Frequency penalty")->capture_default_str();
+  cmd->add_option("--seed,-s", a->seed, "Random seed (-1 = random)")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--json", a->json, "Print one JSON object with prompt tokens, tokens and text");
+  cmd->add_option("--logits", a->logits_steps, "With --json: include the raw logits of the first K steps")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--no-bos", a->no_bos, "Do not add the BOS token");
+  cmd->add_flag("--stats", a->stats, "Print timings to stderr");
+  cmd->callback([a] { set_exit_code(run_generate(*a)); });
+}
+
+}  // namespace
+
+KAIRO_REGISTER_COMMAND(run, setup);
+
+}  // namespace kairo::tools
