@@ -1,0 +1,38 @@
+#pragma once
+// Device errors are unrecoverable at the point they surface (a failed launch, an illegal address, a lost device):
+// abort loudly with the call, file and line, as llm.c and llama.cpp do. Expected failures (unsupported weight type,
+// not enough memory for a KV pool) are reported as Result values before any kernel runs.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace kairo::kernels::cuda {
+
+[[noreturn]] inline void cuda_fail(const char* what, const char* detail, const char* file, int line) {
+  std::fprintf(stderr, "CUDA error: %s failed: %s at %s:%d\n", what, detail, file, line);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace kairo::kernels::cuda
+
+#define CUDA_CHECK(call)                                                                                \
+  do {                                                                                                  \
+    const cudaError_t kairo_cuda_err_ = (call);                                                         \
+    if (kairo_cuda_err_ != cudaSuccess) {                                                               \
+      ::kairo::kernels::cuda::cuda_fail(#call, cudaGetErrorString(kairo_cuda_err_), __FILE__, __LINE__); \
+    }                                                                                                   \
+  } while (0)
+
+#define CUBLAS_CHECK(call)                                                                                   \
+  do {                                                                                                       \
+    const cublasStatus_t kairo_cublas_st_ = (call);                                                          \
+    if (kairo_cublas_st_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+      ::kairo::kernels::cuda::cuda_fail(#call, cublasGetStatusString(kairo_cublas_st_), __FILE__, __LINE__); \
+    }                                                                                                        \
+  } while (0)
+
+// After a kernel launch: catches bad launch configurations at the launch site instead of at the next sync.
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())

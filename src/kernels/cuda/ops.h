@@ -1,0 +1,47 @@
+#pragma once
+// Kernel launchers (one family per .cu file), all enqueued on `stream`. Pointers are device pointers. The backend
+// table (cuda_backend.cu) adapts kernels/backend.h's signatures to these.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/backend.h"
+#include "kernels/cuda/launch_config.h"
+#include "kernels/cuda/packed_layout.h"
+
+namespace kairo::kernels::cuda {
+
+class CudaContext;
+
+// gemv.cu: y[t, r] = W[r, :] . x[t, :] for few tokens, activations staged in shared memory.
+void gemv(const PackedLayout& l, const uint8_t* w, const float* x, float* y, int64_t n_tokens, const GemvConfig& g,
+          cudaStream_t stream);
+void gemv_set_smem_limit(int64_t max_smem_bytes);
+
+// gemm.cu: the same product through cuBLAS (quantized weights dequantized to f16 tiles first).
+void gemm(const PackedLayout& l, const uint8_t* w, const float* x, float* y, int64_t n_tokens, CudaContext& ctx);
+// Dequantizes rows [row0, row0 + n_rows) to f16 [n_rows, n_cols]. Also used by tests.
+void dequantize_rows_f16(const PackedLayout& l, const uint8_t* w, int64_t row0, int64_t n_rows, void* out_f16,
+                         cudaStream_t stream);
+
+// elementwise.cu
+void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t dim, float eps,
+              cudaStream_t stream);
+void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p, cudaStream_t stream);
+void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+void add(float* y, const float* x, int64_t n, cudaStream_t stream);
+void add_bias(float* x, const float* bias, int64_t n_tokens, int64_t n, cudaStream_t stream);
+// Rows of a packed table to f32: row ids from device memory (ids != null) or the single host `row`.
+void get_rows(const PackedLayout& l, const uint8_t* table, const int32_t* ids, int64_t row, int64_t n_rows,
+              float* out, cudaStream_t stream);
+void kv_write(const KvLayerView& kv, const int64_t* slot_mapping, const float* k, const float* v, int64_t n_tokens,
+              cudaStream_t stream);
+
+// argmax.cu: out[r] = index of the largest of logits[r, :] (the first one on ties).
+void argmax_rows(const float* logits, int64_t n_rows, int64_t n_vocab, int32_t* out, cudaStream_t stream);
+
+// attention.cu
+void paged_attention(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads,
+                     float scale, const AttentionPlan& plan, float* partials, cudaStream_t stream);
+
+}  // namespace kairo::kernels::cuda
