@@ -6,6 +6,7 @@
 // Layout conventions: activations are row-major f32, one row per token: [n_tokens, dim]. Weight matrices are
 // [n_rows = out features, n_cols = in features], each row stored contiguously in the weight's dtype (GGUF layout).
 #include <cstdint>
+#include <memory>
 
 #include "core/thread_pool.h"
 #include "tensor/dtype.h"
@@ -18,6 +19,16 @@ struct MatrixView {
   int64_t n_rows = 0;     // output features
   int64_t n_cols = 0;     // input features (a multiple of the dtype's block size)
   size_t row_bytes = 0;   // bytes between consecutive rows
+  // 0: GGUF layout. Otherwise the rows were repacked by a backend's pack_weights into a layout private to that
+  // backend: pass such a view only to that backend's matmul (never to get_row or another backend).
+  uint32_t packing = 0;
+};
+
+// A weight matrix repacked at load time (Backend::pack_weights). `view` is what to pass to matmul; `storage` owns
+// the packed bytes. An empty result (view.data == nullptr) means the backend has no better layout: keep the original.
+struct PackedMatrix {
+  MatrixView view;
+  std::shared_ptr<void> storage;
 };
 
 enum class RopeStyle { Normal, Neox };  // Normal: rotate adjacent pairs (llama); Neox: rotate halves (qwen2)
@@ -84,6 +95,11 @@ struct Backend {
   // attends to. q, out: [n_tokens, n_heads, head_dim]
   void (*attention)(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads,
                     float scale, ThreadPool& pool);
+
+  // Optional (nullptr: nothing to repack). Repacks a matmul weight into a layout this backend's matmul reads faster
+  // (e.g. scales gathered per 16 blocks so the one-token kernels stay at the memory bandwidth). Call once at load
+  // time per weight; keep the original view for get_row (tied embeddings) and other backends.
+  PackedMatrix (*pack_weights)(const MatrixView& w);
 };
 
 // The scalar reference backend (the oracle).

@@ -11,9 +11,13 @@ uint64_t KvStorage::bytes_per_token(const ModelConfig& c, DType dtype) {
 }
 
 Result<KvStorage> KvStorage::create(const ModelConfig& c, int64_t n_blocks, int block_size, DType dtype) {
-  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32) {
-    return Error{strprintf("KV cache dtype %s is not supported (use f16, bf16 or f32)",
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 && dtype != DType::Q8_0) {
+    return Error{strprintf("KV cache dtype %s is not supported (use f16, bf16, q8_0 or f32)",
                            std::string(dtype_name(dtype)).c_str())};
+  }
+  if (dtype == DType::Q8_0 && c.head_dim % 32 != 0) {
+    return Error{strprintf("a Q8_0 KV cache needs a head size that is a multiple of 32, this model's is %d; use f16",
+                           c.head_dim)};
   }
   if (n_blocks <= 0 || block_size <= 0) return Error{"KV cache needs at least one block"};
   KvStorage s;

@@ -19,8 +19,30 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, const kernels::
   KAIRO_TRY_ASSIGN(m->config_, read_config(m->file_));
   KAIRO_TRY_ASSIGN(m->weights_, bind_weights(m->file_, m->config_));
   m->backend_ = backend ? backend : &kernels::best_cpu_backend();
+  m->pack_weights();
   m->scratch_ = std::make_shared<Scratch>();
   return m;
+}
+
+void Model::pack_weights() {
+  if (!backend_->pack_weights) return;
+  // The embedding table keeps its GGUF layout for get_row; only the matmul views are replaced.
+  auto pack = [this](kernels::MatrixView& view) {
+    kernels::PackedMatrix packed = backend_->pack_weights(view);
+    if (packed.view.data == nullptr) return;
+    view = packed.view;
+    packed_storage_.push_back(std::move(packed.storage));
+  };
+  if (weights_.output.data == weights_.token_embd.data) {
+    kernels::MatrixView output = weights_.output;  // tied: pack a copy, keep token_embd as it is
+    pack(output);
+    weights_.output = output;
+  } else {
+    pack(weights_.output);
+  }
+  for (LayerWeights& L : weights_.layers) {
+    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(*v);
+  }
 }
 
 void Model::forward(const Batch& batch, KvStorage& kv, std::vector<float>& logits, ThreadPool& pool) {

@@ -34,12 +34,15 @@ class Model {
  private:
   Model() = default;
   struct Scratch;
+  // Lets the backend repack matmul weights into its preferred layout (once, at load).
+  void pack_weights();
 
   gguf::File file_;
   ModelConfig config_;
   ModelWeights weights_;
   const kernels::Backend* backend_ = nullptr;
   std::shared_ptr<Scratch> scratch_;
+  std::vector<std::shared_ptr<void>> packed_storage_;  // owns repacked weights the views point into
 };
 
 }  // namespace kairo::model

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "core/half.h"
+#include "tensor/blocks.h"
 #include "tensor/dequant.h"
+#include "tensor/quantize.h"
 
 namespace kairo::kernels::ref {
 
@@ -90,6 +92,11 @@ void store(DType dtype, void* base, int64_t idx, const float* src, int64_t n) {
       for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_bf16(src[i]);
       break;
     }
+    case DType::Q8_0: {
+      // idx and n are multiples of 32 (head_dim is, checked when the KV storage is created).
+      quantize_row(DType::Q8_0, src, static_cast<uint8_t*>(base) + idx / 32 * sizeof(BlockQ8_0), n);
+      break;
+    }
     default: {
       auto* dst = static_cast<float*>(base) + idx;
       for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
@@ -102,6 +109,10 @@ float load(DType dtype, const void* base, int64_t idx) {
   switch (dtype) {
     case DType::F16: return f16_to_f32(static_cast<const uint16_t*>(base)[idx]);
     case DType::BF16: return bf16_to_f32(static_cast<const uint16_t*>(base)[idx]);
+    case DType::Q8_0: {
+      const BlockQ8_0& b = static_cast<const BlockQ8_0*>(base)[idx / 32];
+      return f16_to_f32(b.d) * static_cast<float>(b.qs[idx % 32]);
+    }
     default: return static_cast<const float*>(base)[idx];
   }
 }

@@ -1,0 +1,36 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include "kernels/cpu/isa_kernels.h"
+#include "kernels/cpu/quant_matmul.h"
+#include "kernels/ref/ref_ops.h"
+
+namespace kairo::kernels::cpu {
+
+const Backend* cpu_backend(Isa isa) {
+  if (!isa_supported(isa)) return nullptr;
+  // Embedding lookup is one row per token: the reference dequantizer is fast enough there.
+  static const Backend avx2_backend{
+      "cpu-avx2",     avx2::matmul_float, avx2::rms_norm,  avx2::rope,     avx2::swiglu,
+      avx2::add,      avx2::add_bias,     ref::get_row,    avx2::kv_write, avx2::attention,
+      nullptr,
+  };
+  static const Backend avx512_backend{
+      "cpu-avx512",   avx512::matmul,   avx512::rms_norm, avx512::rope,     avx512::swiglu,
+      avx512::add,    avx512::add_bias, ref::get_row,     avx512::kv_write, avx512::attention,
+      avx512::pack_weights,
+  };
+  static const Backend amx_backend{
+      "cpu-amx",      amx::matmul,      avx512::rms_norm, avx512::rope,     avx512::swiglu,
+      avx512::add,    avx512::add_bias, ref::get_row,     avx512::kv_write, avx512::attention,
+      avx512::pack_weights,
+  };
+  switch (isa) {
+    case Isa::Scalar: return &reference_backend();
+    case Isa::Avx2: return &avx2_backend;
+    case Isa::Avx512: return &avx512_backend;
+    case Isa::Amx: return &amx_backend;
+  }
+  return nullptr;
+}
+
+}  // namespace kairo::kernels::cpu

@@ -1,0 +1,142 @@
+// Many-token matmul tile with AMX: tdpbssd multiplies a 16-row x block_k weight tile by a block_k x 16-token
+// activation tile into 16x16 int32, per quantization block (scales differ per block, so the int32 result is
+// scaled into float accumulators after each block).
+// GCC 12 reports its own AVX-512 cast intrinsics (deliberately undefined upper lanes) as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/decode_avx512.h"
+#include "kernels/cpu/quant_matmul.h"
+
+namespace kairo::kernels::amx {
+namespace {
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64);
+
+// GCC's tile intrinsics paste the register number into the assembly, so tile ids must be literal macros.
+// Two sets of result tiles (tmm0-1 and tmm2-3, one block each) alternate between consecutive pairs of blocks;
+// tmm4/5 hold weight tiles, tmm6/7 activation tiles.
+#define KAIRO_A0 4
+#define KAIRO_A1 5
+#define KAIRO_B0 6
+#define KAIRO_B1 7
+
+constexpr int kGroup = 2;  // blocks per set of result tiles
+
+inline const uint8_t* b_tile(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, int64_t b) {
+  return a.q_at(tile, b * w.block_k / 32) + (b * w.block_k % 32) / 4 * 64;
+}
+
+#define KAIRO_BLOCK(C, A, B, b)                       \
+  _tile_zero(C);                                      \
+  _tile_loadd(A, w.q + (b) * bk * 16, bk);            \
+  _tile_loadd(B, b_tile(w, a, tile, (b)), 64);        \
+  _tile_dpbssd(C, A, B);
+
+// Starts the int32 products of blocks [b0, b0 + n) (n <= 2) in result set `set`.
+inline void start_products(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, int64_t b0, int n,
+                           int set) {
+  const int bk = w.block_k;
+  if (set == 0) {
+    KAIRO_BLOCK(0, KAIRO_A0, KAIRO_B0, b0)
+    if (n > 1) { KAIRO_BLOCK(1, KAIRO_A1, KAIRO_B1, b0 + 1) }
+  } else {
+    KAIRO_BLOCK(2, KAIRO_A0, KAIRO_B0, b0)
+    if (n > 1) { KAIRO_BLOCK(3, KAIRO_A1, KAIRO_B1, b0 + 1) }
+  }
+}
+#undef KAIRO_BLOCK
+
+inline void store_products(int n, int set, int32_t (*c)[256]) {
+  if (set == 0) {
+    _tile_stored(0, c[0], 64);
+    if (n > 1) _tile_stored(1, c[1], 64);
+  } else {
+    _tile_stored(2, c[0], 64);
+    if (n > 1) _tile_stored(3, c[1], 64);
+  }
+}
+
+// acc[row] += (c[row] * activation scales) * weight scale (+ weight min * activation sums).
+template <bool kMin>
+inline void scale_block(const int32_t* c, const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile,
+                        int64_t b, __m512* acc) {
+  const int64_t ab = b * w.block_k / 32;
+  const __m512 da = _mm512_load_ps(a.d_at(tile, ab));
+  const float* d = w.d + b;
+  for (int i = 0; i < 16; ++i) {
+    const __m512 ci = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + 16 * i)), da);
+    acc[i] = _mm512_fmadd_ps(ci, _mm512_set1_ps(d[i * w.scale_stride]), acc[i]);
+  }
+  if constexpr (kMin) {
+    const __m512 s = _mm512_load_ps(a.s_at(tile, ab));
+    const float* m = w.m + b;
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(m[i * w.scale_stride]), s, acc[i]);
+  }
+}
+
+// Software-pipelined: the products of the next pair of blocks are issued before the current pair's results are
+// stored, so a tile store never waits on a multiply just issued, and the tile unit works while the vector units
+// scale the previous results into the float accumulators.
+template <bool kMin>
+void tile_kernel(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, float* out) {
+  alignas(64) int32_t c[kGroup][256];
+  __m512 acc[16];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  const int64_t n_groups = (w.n_blocks + kGroup - 1) / kGroup;
+  auto group_size = [&](int64_t g) { return static_cast<int>(std::min<int64_t>(kGroup, w.n_blocks - g * kGroup)); };
+  start_products(w, a, tile, 0, group_size(0), 0);
+  for (int64_t g = 0; g < n_groups; ++g) {
+    if (g + 1 < n_groups)
+      start_products(w, a, tile, (g + 1) * kGroup, group_size(g + 1), static_cast<int>((g + 1) & 1));
+    const int n = group_size(g);
+    store_products(n, static_cast<int>(g & 1), c);
+    for (int j = 0; j < n; ++j) scale_block<kMin>(c[j], w, a, tile, g * kGroup + j, acc);
+  }
+  avx512::store_transposed_16x16(acc, out);
+}
+
+}  // namespace
+
+void configure_tiles(int block_k) {
+  TileConfig cfg;
+  for (int t : {0, 1, 2, 3}) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  for (int t : {KAIRO_A0, KAIRO_A1}) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = static_cast<uint16_t>(block_k);
+  }
+  for (int t : {KAIRO_B0, KAIRO_B1}) {
+    cfg.rows[t] = static_cast<uint8_t>(block_k / 4);
+    cfg.colsb[t] = 64;
+  }
+  // Not _tile_loadconfig: GCC 12 drops the stores that fill cfg before its ldtilecfg (they look dead to it).
+  __asm__ volatile("ldtilecfg %0" : : "m"(cfg) : "memory");
+}
+
+void release_tiles() { _tile_release(); }
+
+void gemm_tile_amx(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, float* out) {
+  if (w.m != nullptr) {
+    tile_kernel<true>(w, a, tile, out);
+  } else {
+    tile_kernel<false>(w, a, tile, out);
+  }
+}
+
+}  // namespace kairo::kernels::amx

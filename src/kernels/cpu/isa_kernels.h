@@ -1,0 +1,34 @@
+#pragma once
+// Entry points of the per-ISA kernel files. Each namespace is compiled with its ISA's flags; nothing here may be
+// called unless cpu_features() says the CPU supports that ISA (cpu_backend() checks this).
+#include "kernels/backend.h"
+
+#define KAIRO_CPU_ELEMENTWISE_OPS                                                                             \
+  void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t dim, float eps);    \
+  void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p);                     \
+  void swiglu(const float* gate, const float* up, float* out, int64_t n);                                   \
+  void add(float* y, const float* x, int64_t n);                                                            \
+  void add_bias(float* x, const float* bias, int64_t n_tokens, int64_t n);                                  \
+  void kv_write(const KvLayerView& kv, const int64_t* slot_mapping, const float* k, const float* v,         \
+                int64_t n_tokens);                                                                          \
+  void attention(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads, \
+                 float scale, ThreadPool& pool);                                                            \
+  void matmul_float(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+
+namespace kairo::kernels::avx2 {
+KAIRO_CPU_ELEMENTWISE_OPS
+}  // namespace kairo::kernels::avx2
+
+namespace kairo::kernels::avx512 {
+KAIRO_CPU_ELEMENTWISE_OPS
+// Quantized weights: int8 activations with VNNI (one token: GEMV kernels; many: tiled GEMM). Float weights go to
+// matmul_float.
+void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+}  // namespace kairo::kernels::avx512
+
+namespace kairo::kernels::amx {
+// As avx512::matmul, but many-token products of quantized weights use AMX tiles.
+void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+}  // namespace kairo::kernels::amx
+
+#undef KAIRO_CPU_ELEMENTWISE_OPS

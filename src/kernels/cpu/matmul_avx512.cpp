@@ -1,0 +1,108 @@
+// Matmul driver for the AVX-512 and AMX backends: float weights go to the FMA path; quantized weights quantize
+// the activations to int8 once, then run GEMV (one token, bandwidth-bound) or GEMM over 16-row weight tiles
+// (unpacked to int8 once per tile) times 16-token activation tiles (VNNI or AMX). Output rows are split evenly
+// over the threads; all scratch is per thread and reused across calls.
+// GCC 12 reports its own AVX-512 cast intrinsics (deliberately undefined upper lanes) as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "kernels/cpu/isa_kernels.h"
+#include "kernels/cpu/quant_matmul.h"
+#include "kernels/cpu/scratch.h"
+
+namespace kairo::kernels::avx512 {
+namespace {
+
+void gemv(const MatrixView& w, GemvFn kernel, const float* x, float* y, ThreadPool& pool) {
+  void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(w.n_cols));
+  cpu::ActQ8 a = cpu::act_q8_layout(mem, w.n_cols);
+  quantize_act_q8(x, a);
+  // Rows in multiples of 4 (the kernels' row group) so both threads get equal work.
+  // Passed by reference: a std::function holding a capturing lambda would allocate on every call.
+  auto job = [&](int ti, int nt) {
+    const int64_t groups = (w.n_rows + 3) / 4;
+    const int64_t g0 = groups * ti / nt;
+    const int64_t g1 = groups * (ti + 1) / nt;
+    const int64_t r0 = std::min(w.n_rows, g0 * 4);
+    const int64_t r1 = std::min(w.n_rows, g1 * 4);
+    if (r0 < r1) kernel(w, a, y, r0, r1);
+  };
+  pool.run(std::ref(job));
+}
+
+void gemm(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, bool use_amx) {
+  void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_tiles_bytes(w.n_cols, n_tokens));
+  cpu::ActTiles a = cpu::act_tiles_layout(mem, w.n_cols, n_tokens);
+  auto quantize = [&](int ti, int nt) {
+    const int64_t t0 = a.n_tiles * ti / nt * cpu::kTileTokens;
+    const int64_t t1 = a.n_tiles * (ti + 1) / nt * cpu::kTileTokens;
+    quantize_act_tiles(x, t0, t1, /*as_unsigned=*/!use_amx, a);
+  };
+  pool.run(std::ref(quantize));
+  const int64_t n_row_tiles = (w.n_rows + kTileRows - 1) / kTileRows;
+  auto multiply = [&](int ti, int nt) {
+    const int64_t rt0 = n_row_tiles * ti / nt;
+    const int64_t rt1 = n_row_tiles * (ti + 1) / nt;
+    if (rt0 >= rt1) return;
+    WeightTile wt;
+    weight_tile_layout(w.dtype, w.n_cols,
+                       cpu::thread_scratch(cpu::ScratchSlot::Weights, weight_tile_bytes(w.dtype, w.n_cols)), wt);
+    if (use_amx) amx::configure_tiles(wt.block_k);
+    alignas(64) float out[kTileRows * cpu::kTileTokens];
+    // Token tiles in groups whose activations stay in L2 (~1.5 MB of 2) while every row tile of this thread streams
+    // through them; weight tiles are re-unpacked per group (cheap next to the products).
+    const int64_t tile_bytes = a.n_blocks * (512 + 2 * cpu::kTileTokens * 4);
+    const int64_t group = std::max<int64_t>(1, (int64_t{3} << 19) / tile_bytes);
+    for (int64_t tg = 0; tg < a.n_tiles; tg += group) {
+      const int64_t tg_end = std::min(a.n_tiles, tg + group);
+      for (int64_t rt = rt0; rt < rt1; ++rt) {
+        const int64_t r0 = rt * kTileRows;
+        const int64_t nr = std::min<int64_t>(kTileRows, w.n_rows - r0);
+        unpack_weight_tile(w, r0, /*with_corr=*/!use_amx, wt);
+        for (int64_t tile = tg; tile < tg_end; ++tile) {
+          if (use_amx) {
+            amx::gemm_tile_amx(wt, a, tile, out);
+          } else {
+            gemm_tile_vnni(wt, a, tile, out);
+          }
+          const int64_t nt_tok = std::min<int64_t>(cpu::kTileTokens, n_tokens - tile * cpu::kTileTokens);
+          const __mmask16 row_mask = static_cast<__mmask16>((1u << nr) - 1);
+          for (int64_t t = 0; t < nt_tok; ++t)
+            _mm512_mask_storeu_ps(y + (tile * cpu::kTileTokens + t) * w.n_rows + r0, row_mask,
+                                  _mm512_load_ps(out + t * kTileRows));
+        }
+      }
+    }
+    if (use_amx) amx::release_tiles();
+  };
+  pool.run(std::ref(multiply));
+}
+
+void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, bool use_amx) {
+  if (n_tokens <= 0 || w.n_rows <= 0) return;
+  if (w.n_cols % 32 != 0 || !has_gemm(w.dtype)) return matmul_float(w, x, y, n_tokens, pool);
+  if (n_tokens == 1) return gemv(w, gemv_kernel(w.dtype, w.packing), x, y, pool);
+  gemm(w, x, y, n_tokens, pool, use_amx);
+}
+
+}  // namespace
+
+void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
+  matmul_impl(w, x, y, n_tokens, pool, /*use_amx=*/false);
+}
+
+}  // namespace kairo::kernels::avx512
+
+namespace kairo::kernels::amx {
+
+void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
+  avx512::matmul_impl(w, x, y, n_tokens, pool, /*use_amx=*/true);
+}
+
+}  // namespace kairo::kernels::amx

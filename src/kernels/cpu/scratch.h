@@ -1,0 +1,15 @@
+#pragma once
+// Per-thread scratch memory for the CPU kernels: grow-only, 64-byte aligned, so the hot path allocates only the
+// first time a thread sees a larger shape. Each kernel family uses its own slot so nested uses don't collide.
+#include <cstddef>
+
+namespace kairo::kernels::cpu {
+
+enum class ScratchSlot { Activations, Weights, Attention, Rope, Misc, Count };
+
+// The calling thread's buffer for `slot`, at least `bytes` long. Contents are unspecified after growth.
+void* thread_scratch(ScratchSlot slot, size_t bytes);
+
+inline size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+}  // namespace kairo::kernels::cpu

@@ -1,0 +1,205 @@
+// Unpacking quantized weight rows into int8 tiles for the GEMM kernels. Runs once per 16 rows per matmul and is
+// amortized over every token tile, so it only has to be cheap relative to 16 tokens of multiply-adds.
+// GCC 12 reports its own AVX-512 cast intrinsics (deliberately undefined upper lanes) as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/cpu/decode_avx512.h"
+#include "kernels/cpu/quant_matmul.h"
+#include "kernels/cpu/scratch.h"
+#include "tensor/blocks.h"
+
+namespace kairo::kernels::avx512 {
+namespace {
+
+int block_k_of(DType type) { return type == DType::Q6_K ? 16 : 32; }
+bool has_min(DType type) {
+  return type == DType::Q4_1 || type == DType::Q5_1 || type == DType::Q4_K || type == DType::Q5_K;
+}
+
+// Stores 64 consecutive values of row i starting at column col (a multiple of 64) into the block-major layout.
+inline void store64(WeightTile& t, int i, int64_t col, __m512i v) {
+  if (t.block_k == 32) {
+    const int64_t b = col / 32;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (b * kTileRows + i) * 32), _mm512_castsi512_si256(v));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + ((b + 1) * kTileRows + i) * 32),
+                        _mm512_extracti64x4_epi64(v, 1));
+  } else {
+    const int64_t b = col / 16;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(t.q + (b * kTileRows + i) * 16), _mm512_castsi512_si128(v));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(t.q + ((b + 1) * kTileRows + i) * 16), _mm512_extracti32x4_epi32(v, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(t.q + ((b + 2) * kTileRows + i) * 16), _mm512_extracti32x4_epi32(v, 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(t.q + ((b + 3) * kTileRows + i) * 16), _mm512_extracti32x4_epi32(v, 3));
+  }
+}
+
+template <class T>
+void unpack_legacy_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
+  const int64_t nb = n_cols / 32;
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(T::kShift >= 0 ? 1 << T::kShift : 0));
+  for (int64_t b = 0; b < nb; b += 2) {
+    const uint8_t* p0 = row + b * T::kBytes;
+    const uint8_t* p1 = b + 1 < nb ? p0 + T::kBytes : nullptr;
+    const __m512i v = _mm512_sub_epi8(T::weights(p0, p1), offset);
+    if (p1 != nullptr) {
+      store64(t, i, b * 32, v);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (b * kTileRows + i) * 32), _mm512_castsi512_si256(v));
+    }
+    float* d = t.d + i * t.scale_stride;
+    d[b] = half_at(p0);
+    if (p1 != nullptr) d[b + 1] = half_at(p1);
+    if constexpr (T::kMin) {
+      float* m = t.m + i * t.scale_stride;
+      m[b] = half_at(p0 + 2);
+      if (p1 != nullptr) m[b + 1] = half_at(p1 + 2);
+    }
+  }
+}
+
+template <bool kQ5>
+void unpack_k45_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
+  constexpr int kBytes = kQ5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
+  for (int64_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* p = row + sb * kBytes;
+    const __m512 sm = k4_scale_min_floats(p);  // [d * sc_j (8), dmin * m_j (8)]
+    _mm256_storeu_ps(t.d + i * t.scale_stride + sb * 8, _mm512_castps512_ps256(sm));
+    _mm256_storeu_ps(t.m + i * t.scale_stride + sb * 8,
+                     _mm512_extractf32x8_ps(_mm512_sub_ps(_mm512_setzero_ps(), sm), 1));
+    __m512i hq = _mm512_setzero_si512();
+    if constexpr (kQ5) hq = broadcast_32_bytes(p + 16);
+    for (int k = 0; k < 4; ++k) {
+      __m512i v = k4_chunk(p + (kQ5 ? 48 : 16), k);
+      if constexpr (kQ5) v = k5_high_bits(v, hq, k);
+      store64(t, i, sb * 256 + 64 * k, v);
+    }
+  }
+}
+
+void unpack_q6k_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
+  for (int64_t sb = 0; sb < n_cols / 256; ++sb) {
+    const uint8_t* p = row + sb * sizeof(BlockQ6_K);
+    _mm512_storeu_ps(t.d + i * t.scale_stride + sb * 16, q6k_scales(p));
+    for (int c = 0; c < 4; ++c)
+      store64(t, i, sb * 256 + 64 * c, _mm512_sub_epi8(q6k_chunk(p, c), _mm512_set1_epi8(32)));
+  }
+}
+
+// Rows in the packed 16-block groups (Packing in quant_matmul.h).
+template <bool kQ4>
+void unpack_packed_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
+  constexpr int kGroupBytes = kQ4 ? kPackQ4_0GroupBytes : kPackQ8_0GroupBytes;
+  const int64_t nb = n_cols / 32;
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  // 64 columns (col < n_cols) at a time; a last odd block stores only its 32.
+  auto put = [&](int64_t col, __m512i v) {
+    if (col + 64 <= n_cols) {
+      store64(t, i, col, v);
+    } else if (col < n_cols) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (col / 32 * kTileRows + i) * 32), _mm512_castsi512_si256(v));
+    }
+  };
+  for (int64_t g = 0; g * 16 < nb; ++g) {
+    const uint8_t* grp = row + g * kGroupBytes;
+    const int64_t col0 = g * kPackGroupCols;
+    if constexpr (kQ4) {
+      for (int s = 0; s < 4; ++s) {
+        const __m512i z = _mm512_loadu_si512(grp + 64 * s);
+        put(col0 + 128 * s, _mm512_sub_epi8(_mm512_and_si512(z, m4), _mm512_set1_epi8(8)));
+        put(col0 + 128 * s + 64, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi8(8)));
+      }
+    } else {
+      for (int k = 0; k < 8; ++k) put(col0 + 64 * k, _mm512_loadu_si512(grp + 64 * k));
+    }
+    // 16 scales at once: past the last block they land in the row's padding (scale_stride is a multiple of 16).
+    _mm512_storeu_ps(t.d + i * t.scale_stride + g * 16,
+                     _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp + kGroupBytes - 32))));
+  }
+}
+
+// corr[b][i] = -128 * sum of block b of row i: vpdpbusd adds 128 to every activation (it wants unsigned bytes).
+void fill_corrections(int i, WeightTile& t) {
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < t.n_blocks; ++b) {
+    int64_t sum = 0;
+    for (int h = 0; h < t.block_k; h += 16) {
+      const int8_t* src = t.q + (b * kTileRows + i) * t.block_k + h;
+      const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), flip);
+      const __m128i s = _mm_sad_epu8(v, _mm_setzero_si128());
+      sum += _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1) - 16 * 128;
+    }
+    t.corr[i * t.scale_stride + b] = static_cast<int32_t>(-128 * sum);
+  }
+}
+
+}  // namespace
+
+bool has_gemm(DType type) {
+  switch (type) {
+    case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return true;
+    default: return false;
+  }
+}
+
+size_t weight_tile_bytes(DType type, int64_t n_cols) {
+  const int64_t n_blocks = n_cols / block_k_of(type);
+  const size_t q = kTileRows * cpu::align_up(static_cast<size_t>(n_cols), 64);  // n_cols is a multiple of 32
+  const size_t per_row = cpu::align_up(static_cast<size_t>(n_blocks), 16);
+  return q + 3 * kTileRows * per_row * 4;
+}
+
+void weight_tile_layout(DType type, int64_t n_cols, void* mem, WeightTile& t) {
+  t.block_k = block_k_of(type);
+  t.n_blocks = n_cols / t.block_k;
+  t.scale_stride = static_cast<int64_t>(cpu::align_up(static_cast<size_t>(t.n_blocks), 16));
+  const size_t per_block = static_cast<size_t>(kTileRows * t.scale_stride) * 4;
+  auto* p = static_cast<uint8_t*>(mem);
+  t.q = reinterpret_cast<int8_t*>(p);
+  p += kTileRows * cpu::align_up(static_cast<size_t>(n_cols), 64);
+  t.d = reinterpret_cast<float*>(p);
+  t.m = has_min(type) ? reinterpret_cast<float*>(p + per_block) : nullptr;
+  t.corr = reinterpret_cast<int32_t*>(p + 2 * per_block);
+}
+
+void unpack_weight_tile(const MatrixView& w, int64_t r0, bool with_corr, WeightTile& t) {
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int i = 0; i < kTileRows; ++i) {
+    const int64_t r = r0 + i;
+    if (r >= w.n_rows) {
+      for (int64_t b = 0; b < t.n_blocks; ++b) {
+        std::memset(t.q + (b * kTileRows + i) * t.block_k, 0, static_cast<size_t>(t.block_k));
+        t.d[i * t.scale_stride + b] = 0.0f;
+        if (t.m) t.m[i * t.scale_stride + b] = 0.0f;
+        t.corr[i * t.scale_stride + b] = 0;
+      }
+      continue;
+    }
+    const uint8_t* row = base + r * static_cast<int64_t>(w.row_bytes);
+    if (w.packing == kPackQ4_0x16) {
+      unpack_packed_row<true>(row, w.n_cols, i, t);
+    } else if (w.packing == kPackQ8_0x16) {
+      unpack_packed_row<false>(row, w.n_cols, i, t);
+    } else {
+      switch (w.dtype) {
+      case DType::Q4_0: unpack_legacy_row<LegacyQ4_0>(row, w.n_cols, i, t); break;
+      case DType::Q4_1: unpack_legacy_row<LegacyQ4_1>(row, w.n_cols, i, t); break;
+      case DType::Q5_0: unpack_legacy_row<LegacyQ5_0>(row, w.n_cols, i, t); break;
+      case DType::Q5_1: unpack_legacy_row<LegacyQ5_1>(row, w.n_cols, i, t); break;
+      case DType::Q8_0: unpack_legacy_row<LegacyQ8_0>(row, w.n_cols, i, t); break;
+      case DType::Q4_K: unpack_k45_row<false>(row, w.n_cols, i, t); break;
+      case DType::Q5_K: unpack_k45_row<true>(row, w.n_cols, i, t); break;
+      case DType::Q6_K: unpack_q6k_row(row, w.n_cols, i, t); break;
+      default: break;
+      }
+    }
+    if (with_corr) fill_corrections(i, t);
+  }
+}
+
+}  // namespace kairo::kernels::avx512
