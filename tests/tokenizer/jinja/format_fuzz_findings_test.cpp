@@ -1,0 +1,43 @@
+// Reproducers for what fuzzing the chat-template interpreter found in printf-style formatting (`fmt % args`,
+// jinja/operators.cpp percent_format): widths beyond its 512-byte snprintf buffer, and floats too large for %d.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tokenizer/jinja/chat_template.h"
+
+namespace kairo::jinja {
+namespace {
+
+Result<std::string> render_plain(const std::string& src) { return render(src, nlohmann::ordered_json::object()); }
+
+TEST(JinjaFormatFindings, WideFieldIsNotCutAtTheBuffer) {
+  // Python: '%5000s' % 'x' is 4999 spaces and x.
+  auto r = render_plain("{{ '%5000s' % 'x' }}|{{ '%-600d' % 7 }}|");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, std::string(4999, ' ') + "x|7" + std::string(599, ' ') + "|");
+}
+
+TEST(JinjaFormatFindings, HugeWidthIsALimitErrorNotAGigabyteFormat) {
+  // snprintf formats all 999,999,999 bytes (seconds of CPU) before cutting to the buffer; the field must be
+  // refused up front as larger than max_output_bytes.
+  auto r = render_plain("{{ '%0999999999d' % 1 }}");
+  ASSERT_FALSE(r.ok()) << "rendered " << r->size() << " bytes";
+  EXPECT_EQ(r.error().message.rfind("template built a string larger than max_output_bytes", 0), 0u)
+      << r.error().message;
+}
+
+TEST(JinjaFormatFindings, FloatBeyondInt64ForPercentD) {
+  // (long long)1e300 is undefined behaviour (UBSan: float-cast-overflow, operators.cpp:393). Python prints the
+  // exact integer; an error would also be acceptable, a wrapped number is not.
+  auto r = render_plain("{{ '%d' % 1e300 }}");
+  if (r.ok()) {
+    EXPECT_EQ(*r, "1000000000000000052504760255204420248704468581108159154915854115511802457988908195786371375080447864"
+                  "0437044438328838781769425232353604305756447921847867069828483872009265758037378302337947880900593689"
+                  "5323497079994508111903896764088007465274278014249457925878882005684283811566947219638686545940054016"
+                  "0");
+  }
+}
+
+}  // namespace
+}  // namespace kairo::jinja
