@@ -1,0 +1,48 @@
+#pragma once
+// `kairo bench batch`: B sequences at once through the continuous-batching engine, like llama-batched-bench. All B
+// requests (random prompts of n_prompt tokens, n_gen greedy tokens each, end-of-sequence ignored) are submitted
+// together; the prefill phase lasts until every sequence has its first token, the generation phase from then until
+// the last one finishes. Requests reach the engine one by one, so the first step may hold only some of them (and with
+// prompts beyond the step's token budget, prefill is chunked over several steps while early sequences already
+// decode): that is how the engine serves such a burst. Aggregate generation t/s = tokens produced in the generation phase / its length: with the
+// weights read once per step for all B sequences, this is what batching buys.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/result.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::bench {
+
+struct BatchBenchOptions {
+  std::vector<int> n_seqs{1, 2, 4, 8, 16, 32};
+  int n_prompt = 128;
+  int n_gen = 64;
+  int n_threads = 0;                 // 0: all available cores
+  int max_batched_tokens = 512;      // the engine's token budget per step
+  DType kv_dtype = DType::F16;
+  uint64_t seed = 42;                // random prompt tokens
+};
+
+struct BatchBenchRow {
+  int n_seqs = 0;
+  int n_prompt = 0;
+  int n_gen = 0;
+  double prefill_seconds = 0;        // submit -> every sequence has its first token
+  double gen_seconds = 0;            // -> the last sequence finished
+  int64_t gen_tokens = 0;            // tokens produced during gen_seconds
+  int64_t total_tokens = 0;          // tokens produced in all (n_seqs * n_gen)
+  double total_seconds = 0;
+  double prefill_tps = 0;            // n_seqs * n_prompt / prefill_seconds
+  double gen_tps = 0;                // gen_tokens / gen_seconds
+  double total_tps = 0;              // n_seqs * (n_prompt + n_gen) / total_seconds
+};
+
+// on_row is called as each batch size finishes (progress output).
+Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const tokenizer::Tokenizer& tokenizer,
+                                                   const BatchBenchOptions& options,
+                                                   const std::function<void(const BatchBenchRow&)>& on_row = {});
+
+}  // namespace kairo::bench

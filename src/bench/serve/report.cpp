@@ -1,0 +1,96 @@
+#include "bench/serve/report.h"
+
+#include "core/format.h"
+
+namespace kairo::bench::serve {
+namespace {
+
+nlohmann::json dist_json(const Distribution& d) {
+  return {{"n", d.n}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
+}
+
+std::string ms(double v) { return v >= 100 ? strprintf("%.0f", v) : strprintf("%.1f", v); }
+
+}  // namespace
+
+std::string markdown_report(const std::vector<LevelMetrics>& levels, const Slo& slo) {
+  std::string out;
+  out += "| load | requests ok/failed | duration s | req/s | output tok/s | total tok/s | mean in/out tokens |";
+  out += slo.any() ? " goodput req/s (SLO met) |\n" : "\n";
+  out += "| --- | ---: | ---: | ---: | ---: | ---: | ---: |";
+  out += slo.any() ? " ---: |\n" : "\n";
+  for (const auto& m : levels) {
+    out += strprintf("| %s | %d/%d | %.1f | %.2f | %.1f | %s | %.0f/%.0f |", m.label.c_str(), m.n_ok, m.n_failed,
+                     m.duration_s, m.request_throughput, m.output_throughput,
+                     m.prompt_tokens >= 0 ? strprintf("%.1f", m.total_throughput).c_str() : "n/a",
+                     m.mean_prompt_tokens, m.mean_output_tokens);
+    if (slo.any()) {
+      out += strprintf(" %.2f (%.0f %%) |", m.goodput, m.n_ok ? 100.0 * m.n_good / m.n_ok : 0.0);
+    }
+    out += "\n";
+  }
+  out += "\nlatency in ms:\n\n| load | metric | mean | p50 | p90 | p99 | max |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const auto& m : levels) {
+    const std::pair<const char*, const Distribution*> rows[] = {
+        {"TTFT", &m.ttft_ms}, {"TPOT", &m.tpot_ms}, {"ITL", &m.itl_ms}, {"E2E", &m.e2e_ms}};
+    for (const auto& [name, d] : rows) {
+      if (d->n == 0) {
+        out += strprintf("| %s | %s | - | - | - | - | - |\n", m.label.c_str(), name);
+        continue;
+      }
+      out += strprintf("| %s | %s | %s | %s | %s | %s | %s |\n", m.label.c_str(), name, ms(d->mean).c_str(),
+                       ms(d->p50).c_str(), ms(d->p90).c_str(), ms(d->p99).c_str(), ms(d->max).c_str());
+    }
+  }
+  for (const auto& m : levels) {
+    if (m.n_failed > 0) {
+      out += strprintf("\n%s: %d requests failed; first error: %s\n", m.label.c_str(), m.n_failed,
+                       m.first_error.c_str());
+    }
+  }
+  if (slo.any()) {
+    out += "\nSLO:";
+    if (slo.ttft_ms > 0) out += strprintf(" TTFT <= %g ms", slo.ttft_ms);
+    if (slo.tpot_ms > 0) out += strprintf(" TPOT <= %g ms", slo.tpot_ms);
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::json level_json(const LevelMetrics& m) {
+  nlohmann::json j = {{"label", m.label},
+                      {"mode", m.open_loop ? "open-loop" : "closed-loop"},
+                      {m.open_loop ? "request_rate" : "concurrency", m.load},
+                      {"n_requests", m.n_requests},
+                      {"n_ok", m.n_ok},
+                      {"n_failed", m.n_failed},
+                      {"duration_s", m.duration_s},
+                      {"request_throughput", m.request_throughput},
+                      {"output_throughput", m.output_throughput},
+                      {"output_tokens", m.output_tokens},
+                      {"mean_prompt_tokens", m.mean_prompt_tokens},
+                      {"mean_output_tokens", m.mean_output_tokens},
+                      {"ttft_ms", dist_json(m.ttft_ms)},
+                      {"tpot_ms", dist_json(m.tpot_ms)},
+                      {"itl_ms", dist_json(m.itl_ms)},
+                      {"e2e_ms", dist_json(m.e2e_ms)},
+                      {"n_good", m.n_good},
+                      {"goodput", m.goodput}};
+  if (m.prompt_tokens >= 0) {
+    j["prompt_tokens"] = m.prompt_tokens;
+    j["total_throughput"] = m.total_throughput;
+  }
+  if (!m.first_error.empty()) j["first_error"] = m.first_error;
+  return j;
+}
+
+nlohmann::json json_report(const std::vector<LevelMetrics>& levels, const Slo& slo, const nlohmann::json& config) {
+  nlohmann::json j;
+  j["config"] = config;
+  j["slo"] = {{"ttft_ms", slo.ttft_ms}, {"tpot_ms", slo.tpot_ms}};
+  j["levels"] = nlohmann::json::array();
+  for (const auto& m : levels) j["levels"].push_back(level_json(m));
+  return j;
+}
+
+}  // namespace kairo::bench::serve

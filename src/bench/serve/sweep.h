@@ -1,0 +1,35 @@
+#pragma once
+// A serving benchmark run: a check request (so a wrong URL fails in a second with a clear message), then each load
+// level in turn with fresh prompts, then the metrics of every level.
+#include <cstdint>
+#include <vector>
+
+#include "bench/serve/load_generator.h"
+#include "bench/serve/metrics.h"
+#include "bench/serve/workload.h"
+#include "core/result.h"
+
+namespace kairo::bench::serve {
+
+struct SweepOptions {
+  ClientConfig client;
+  WorkloadOptions workload;
+  std::vector<LoadLevel> levels;
+  int n_requests = 0;   // per level; 0 = max(16, 4 × concurrency) closed loop, max(16, 8 × rate) open loop
+  Slo slo;
+  bool progress = false;  // draw a progress bar on stderr
+};
+
+struct SweepResult {
+  std::vector<LevelRun> runs;
+  std::vector<LevelMetrics> levels;
+};
+
+int requests_for_level(const SweepOptions& options, const LoadLevel& level);
+
+Result<SweepResult> run_sweep(const SweepOptions& options);
+
+// The first model id of GET /v1/models, or an error (callers fall back to a name of their own).
+Result<std::string> discover_model(const Url& url, double timeout_s);
+
+}  // namespace kairo::bench::serve

@@ -1,0 +1,54 @@
+#pragma once
+// Sizing the paged KV pool from a memory budget -- the one computation `kairo plan` and `kairo serve` share, so the
+// server's capacity is what the planner predicted, and a configuration that cannot fit is refused with a message
+// that names the knob to turn and the value that would fit.
+#include <cstdint>
+#include <string>
+
+#include "core/result.h"
+#include "model/config.h"
+#include "tensor/dtype.h"
+
+namespace kairo::plan {
+
+// Flag names quoted in refusal messages (the server and `kairo plan` spell their knobs differently).
+struct KvKnobNames {
+  std::string max_model_len = "--max-model-len";
+  std::string concurrency = "--max-num-seqs";
+  std::string kv_dtype = "--kv-dtype";
+  std::string budget = "--mem-budget-gb";
+  // The budget knob's value is budget_bytes / budget_scale (`kairo plan --mem-gb` sets the device's memory, of which
+  // only the usable fraction is budget).
+  double budget_scale = 1.0;
+};
+
+struct KvPoolRequest {
+  uint64_t budget_bytes = 0;       // all the process may use: weights + KV + activations + overhead
+  uint64_t weights_bytes = 0;
+  uint64_t activation_bytes = 0;   // see activation_bytes() in memory_plan.h
+  uint64_t overhead_bytes = 0;     // runtime overhead of the device
+  DType kv_dtype = DType::F16;
+  int block_size = 16;             // tokens per KV block
+  int max_model_len = 0;           // longest sequence (prompt + output) to serve
+  int min_concurrency = 1;         // sequences of max_model_len that must fit at the same time
+  KvKnobNames knobs;
+};
+
+struct KvSizing {
+  int64_t n_blocks = 0;            // the pool gets every block the budget leaves room for
+  uint64_t bytes_per_block = 0;    // block_size × kv_bytes_per_token
+  uint64_t kv_bytes = 0;           // n_blocks × bytes_per_block
+  int64_t n_token_slots = 0;       // n_blocks × block_size
+  int64_t blocks_per_sequence = 0; // ceil(max_model_len / block_size)
+  int64_t max_concurrency_at_max_len = 0;  // n_blocks / blocks_per_sequence
+};
+
+// Bytes of K and V for one token over all layers: 2 × n_layers × n_kv_heads × row_bytes(kv_dtype, head_dim).
+// For F16/BF16 that is 2 × n_layers × kv_dim × 2; Q8_0 stores 34 bytes per 32 values and needs head_dim % 32 == 0.
+Result<uint64_t> kv_bytes_per_token(const model::ModelConfig& config, DType kv_dtype);
+
+// Sizes the pool, or refuses with what to change: "context 8192 × concurrency 16 needs 12.0 GiB of KV cache but
+// only 3.1 GiB is left after 4.2 GiB of weights ...; lower --max-model-len to 2048, or ...".
+Result<KvSizing> size_kv_pool(const model::ModelConfig& config, const KvPoolRequest& request);
+
+}  // namespace kairo::plan

@@ -1,0 +1,202 @@
+#include "plan/memory_plan.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/format.h"
+
+namespace kairo::plan {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool is_block_quantized(DType t) { return dtype_info(t).block_size > 1; }
+
+struct Sizer {
+  const model::ModelConfig& config;
+  const PlanRequest& request;
+  uint64_t weights_bytes;
+  uint64_t kv_per_token;
+  uint64_t overhead;
+  uint64_t usable;
+
+  uint64_t kv_bytes(int64_t context, int64_t concurrency) const {
+    return static_cast<uint64_t>(concurrency) * static_cast<uint64_t>(ceil_div(context, request.kv_block_size)) *
+           static_cast<uint64_t>(request.kv_block_size) * kv_per_token;
+  }
+  uint64_t activations(int64_t context, int64_t concurrency) const {
+    const int64_t t = request.max_batch_tokens;
+    return activation_bytes(config, t, std::min<int64_t>(t, concurrency), context);
+  }
+  uint64_t total(int64_t context, int64_t concurrency) const {
+    return weights_bytes + kv_bytes(context, concurrency) + activations(context, concurrency) + overhead;
+  }
+  bool fits(int64_t context, int64_t concurrency) const { return total(context, concurrency) <= usable; }
+};
+
+// Largest x in [lo, hi] with pred(x) true, for a pred that is true then false; lo - 1 when pred(lo) is false.
+template <typename Pred>
+int64_t last_true(int64_t lo, int64_t hi, Pred pred) {
+  if (!pred(lo)) return lo - 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (pred(mid)) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+Bounds roofline_bounds(const model::ModelConfig& c, const WeightsSummary& w, uint64_t kv_per_token,
+                       const DeviceSpec& d, const PlanRequest& r) {
+  Bounds b;
+  const double bw = d.bandwidth_gbs * 1e9;
+  double ops = (w.quantized ? d.int8_tops : d.bf16_tflops) * 1e12;
+  if (ops <= 0) ops = std::max(d.int8_tops, d.bf16_tflops) * 1e12;
+  b.ops_per_second = ops;
+  const double L = r.context_length, C = r.concurrency;
+  const double attn_flops_per_token = 4.0 * c.n_layers * c.q_dim() * L;  // QK^T and PV over L positions
+  const double flops_per_token = 2.0 * static_cast<double>(w.n_matmul_params) + attn_flops_per_token;
+  const double kv_read = static_cast<double>(kv_per_token) * L;
+  auto step_time = [&](double n_streams, bool* compute_bound) {
+    const double t_mem = bw > 0 ? (static_cast<double>(w.bytes_read_per_token) + n_streams * kv_read) / bw : 0;
+    const double t_ops = ops > 0 ? n_streams * flops_per_token / ops : 0;
+    if (compute_bound) *compute_bound = t_ops > t_mem;
+    return std::max(t_mem, t_ops);
+  };
+  b.decode_step_bytes = static_cast<double>(w.bytes_read_per_token) + C * kv_read;
+  b.decode_step_flops = C * flops_per_token;
+  const double t_step = step_time(C, &b.decode_compute_bound);
+  if (t_step > 0) {
+    b.decode_tps_per_stream = 1.0 / t_step;
+    b.decode_tps_aggregate = C / t_step;
+  }
+  const double t_single = step_time(1, nullptr);
+  if (t_single > 0) b.decode_tps_single = 1.0 / t_single;
+
+  const double prefill_flops = 2.0 * static_cast<double>(w.n_matmul_params) * L + 2.0 * c.n_layers * c.q_dim() * L * L;
+  const double n_chunks = static_cast<double>(ceil_div(r.context_length, r.max_batch_tokens));
+  const double t_ops = ops > 0 ? prefill_flops / ops : 0;
+  const double t_mem = bw > 0 ? static_cast<double>(w.bytes_read_per_token) * n_chunks / bw : 0;
+  b.prefill_compute_bound = t_ops >= t_mem;
+  b.prefill_seconds = std::max(t_ops, t_mem);
+  if (b.prefill_seconds > 0) b.prefill_tps = L / b.prefill_seconds;
+  return b;
+}
+
+}  // namespace
+
+WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors) {
+  WeightsSummary w;
+  std::map<DType, TypeBytes> by_type;
+  const TensorSpec* embd = nullptr;
+  bool has_output = false;
+  uint64_t quantized_matmul_bytes = 0, matmul_bytes = 0;
+  for (const auto& t : tensors) {
+    const uint64_t bytes = t.n_bytes();
+    TypeBytes& tb = by_type[t.type];
+    tb.type = t.type;
+    tb.n_tensors += 1;
+    tb.n_elements += t.n_elements();
+    tb.n_bytes += bytes;
+    w.total_bytes += bytes;
+    w.n_params += t.n_elements();
+    if (t.name == "token_embd.weight") { embd = &t; continue; }
+    if (t.name == "output.weight") has_output = true;
+    if (t.dims.size() >= 2) {
+      w.n_matmul_params += t.n_elements();
+      matmul_bytes += bytes;
+      if (is_block_quantized(t.type)) quantized_matmul_bytes += bytes;
+    }
+  }
+  for (const auto& [type, tb] : by_type) w.by_type.push_back(tb);
+  std::stable_sort(w.by_type.begin(), w.by_type.end(),
+                   [](const TypeBytes& a, const TypeBytes& b) { return a.n_bytes > b.n_bytes; });
+  w.bytes_read_per_token = w.total_bytes;
+  if (embd) {
+    const uint64_t embd_bytes = embd->n_bytes();
+    const int64_t n_rows = embd->dims.size() >= 2 ? embd->n_elements() / embd->dims[0] : 1;
+    const uint64_t row = n_rows > 0 ? embd_bytes / static_cast<uint64_t>(n_rows) : embd_bytes;
+    // The lookup reads one row; a tied table is read whole again as the output projection.
+    w.bytes_read_per_token = w.total_bytes - embd_bytes + row + (has_output ? 0 : embd_bytes);
+    if (!has_output) {
+      w.n_matmul_params += embd->n_elements();
+      matmul_bytes += embd_bytes;
+      if (is_block_quantized(embd->type)) quantized_matmul_bytes += embd_bytes;
+    }
+  }
+  w.quantized = quantized_matmul_bytes * 2 > matmul_bytes;
+  return w;
+}
+
+uint64_t activation_bytes(const model::ModelConfig& c, int64_t batch_tokens, int64_t logit_rows,
+                          int64_t context_length) {
+  const uint64_t per_token_f32 = 2ull * c.dim + 2ull * c.q_dim() + 2ull * c.kv_dim() + 2ull * c.ffn_dim;
+  const uint64_t widest = static_cast<uint64_t>(std::max(c.dim, c.ffn_dim));
+  const uint64_t per_token_q8 = ceil_div(static_cast<int64_t>(widest), 32) * 34;
+  return static_cast<uint64_t>(batch_tokens) * (4 * per_token_f32 + per_token_q8) +
+         4ull * static_cast<uint64_t>(logit_rows) * static_cast<uint64_t>(c.n_vocab) +
+         4ull * static_cast<uint64_t>(c.n_heads) * static_cast<uint64_t>(context_length);
+}
+
+KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSummary& weights,
+                              const DeviceSpec& device, const PlanRequest& request) {
+  KvPoolRequest r;
+  r.budget_bytes = device.usable_bytes();
+  r.weights_bytes = weights.total_bytes;
+  const int64_t t = request.max_batch_tokens;
+  r.activation_bytes = activation_bytes(config, t, std::min<int64_t>(t, request.concurrency), request.context_length);
+  r.overhead_bytes = device.runtime_overhead_bytes;
+  r.kv_dtype = request.kv_dtype;
+  r.block_size = request.kv_block_size;
+  r.max_model_len = request.context_length;
+  r.min_concurrency = request.concurrency;
+  r.knobs = request.knobs;
+  r.knobs.budget_scale = device.usable_fraction;
+  return r;
+}
+
+Result<Plan> make_plan(const model::ModelConfig& config, const std::vector<TensorSpec>& tensors,
+                       const DeviceSpec& device, const PlanRequest& request) {
+  Plan p;
+  p.config = config;
+  p.device = device;
+  p.request = request;
+  PlanRequest& r = p.request;
+  if (r.context_length == 0) r.context_length = config.context_length;
+  if (r.context_length < 0 || r.concurrency <= 0 || r.max_batch_tokens <= 0 || r.kv_block_size <= 0) {
+    return Error{strprintf("context (%d), concurrency (%d), max batch tokens (%d) and KV block size (%d) must be "
+                           "positive",
+                           r.context_length, r.concurrency, r.max_batch_tokens, r.kv_block_size)};
+  }
+  if (device.memory_bytes == 0) {
+    return Error{strprintf("device '%s' has no memory capacity; give one with --mem-gb", device.name.c_str())};
+  }
+  p.weights = summarize_weights(tensors);
+  KAIRO_TRY_ASSIGN(p.kv_bytes_per_token, kv_bytes_per_token(config, r.kv_dtype));
+
+  const Sizer s{config, r, p.weights.total_bytes, p.kv_bytes_per_token, device.runtime_overhead_bytes,
+                device.usable_bytes()};
+  MemoryBreakdown& m = p.memory;
+  m.weights_bytes = p.weights.total_bytes;
+  m.kv_bytes = s.kv_bytes(r.context_length, r.concurrency);
+  m.activation_bytes = s.activations(r.context_length, r.concurrency);
+  m.overhead_bytes = device.runtime_overhead_bytes;
+  m.total_bytes = s.total(r.context_length, r.concurrency);
+  m.usable_bytes = device.usable_bytes();
+  m.fits = s.fits(r.context_length, r.concurrency);
+
+  const int64_t bs = r.kv_block_size;
+  const int64_t max_blocks = ceil_div(config.context_length, bs);
+  const int64_t best_blocks = last_true(1, max_blocks, [&](int64_t b) {
+    return s.fits(std::min<int64_t>(b * bs, config.context_length), r.concurrency);
+  });
+  p.max_context_at_concurrency =
+      best_blocks <= 0 ? 0 : static_cast<int>(std::min<int64_t>(best_blocks * bs, config.context_length));
+  p.max_concurrency_at_context =
+      static_cast<int>(std::max<int64_t>(0, last_true(1, 1 << 24, [&](int64_t c) { return s.fits(r.context_length, c); })));
+
+  p.kv_pool = size_kv_pool(config, kv_pool_request(config, p.weights, device, r));
+  p.bounds = roofline_bounds(config, p.weights, p.kv_bytes_per_token, device, r);
+  return p;
+}
+
+}  // namespace kairo::plan

@@ -1,0 +1,102 @@
+#pragma once
+// memory ≈ weights + KV cache + activations + runtime overhead, and the roofline bounds that follow from it:
+//   decode step time  ≥ (weight bytes read per step + C × KV bytes read at context L) / bandwidth
+//                     ≥ C × (2 × matmul params + 4 × n_layers × q_dim × L) / ops per second
+//   prefill time      ≥ (2 × matmul params × L + 2 × n_layers × q_dim × L²) / ops per second
+//                     ≥ weight bytes × ceil(L / max batch tokens) / bandwidth
+// Int8 throughput is used when most matmul bytes are block-quantized (the kernels quantize activations to 8 bits),
+// bf16 throughput otherwise.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "model/config.h"
+#include "plan/device_catalog.h"
+#include "plan/kv_sizing.h"
+#include "plan/model_shapes.h"
+
+namespace kairo::plan {
+
+struct TypeBytes {
+  DType type = DType::F32;
+  int n_tensors = 0;
+  int64_t n_elements = 0;
+  uint64_t n_bytes = 0;
+};
+
+struct WeightsSummary {
+  std::vector<TypeBytes> by_type;     // largest first
+  uint64_t total_bytes = 0;
+  int64_t n_params = 0;               // every element of every tensor
+  int64_t n_matmul_params = 0;        // weights multiplied per token: all matrices but the embedding lookup
+                                      // (which counts once more as the output projection when embeddings are tied)
+  uint64_t bytes_read_per_token = 0;  // decode: every matrix and vector once, plus one embedding row
+  bool quantized = false;             // most matmul bytes are block-quantized types
+};
+
+WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors);
+
+// Activation and workspace bytes of one forward step over `batch_tokens` tokens, `logit_rows` of which need
+// logits, attending over up to `context_length` positions. All f32 unless noted:
+//   per token:  residual + norm output (2 × dim) + q + attention output (2 × q_dim) + k + v (2 × kv_dim)
+//               + gate + up (2 × ffn_dim)                       (swiglu writes over gate)
+//               + an 8-bit copy of the widest matmul input: max(dim, ffn_dim) × 34/32 bytes
+//   logits:     logit_rows × n_vocab
+//   attention:  n_heads × context_length scores (one query row per head at a time)
+uint64_t activation_bytes(const model::ModelConfig& config, int64_t batch_tokens, int64_t logit_rows,
+                          int64_t context_length);
+
+struct PlanRequest {
+  int context_length = 0;         // tokens per sequence; 0 = the model's context length
+  int concurrency = 1;            // sequences served at once
+  DType kv_dtype = DType::F16;
+  int kv_block_size = 16;
+  int max_batch_tokens = 512;     // tokens in one forward step (prefill chunk)
+  KvKnobNames knobs = {"--context", "--concurrency", "--kv-dtype", "--mem-gb"};
+};
+
+struct MemoryBreakdown {
+  uint64_t weights_bytes = 0;
+  uint64_t kv_bytes = 0;          // concurrency × ceil(L / block) blocks
+  uint64_t activation_bytes = 0;
+  uint64_t overhead_bytes = 0;
+  uint64_t total_bytes = 0;
+  uint64_t usable_bytes = 0;      // device capacity × usable fraction
+  bool fits = false;
+};
+
+struct Bounds {
+  double decode_step_bytes = 0;        // bytes read per decode step at the requested concurrency and context
+  double decode_step_flops = 0;
+  double decode_tps_per_stream = 0;    // tokens/s each stream sees
+  double decode_tps_aggregate = 0;     // all streams together
+  bool decode_compute_bound = false;
+  double decode_tps_single = 0;        // one stream at the requested context
+  double prefill_seconds = 0;          // a prompt of the requested context length, alone
+  double prefill_tps = 0;
+  bool prefill_compute_bound = true;
+  double ops_per_second = 0;           // the throughput used (int8 or bf16)
+};
+
+struct Plan {
+  model::ModelConfig config;
+  DeviceSpec device;
+  PlanRequest request;                 // with context_length resolved
+  WeightsSummary weights;
+  uint64_t kv_bytes_per_token = 0;
+  MemoryBreakdown memory;
+  int max_context_at_concurrency = 0;  // largest L (multiple of the block size, ≤ model context) that fits at C
+  int max_concurrency_at_context = 0;  // largest C that fits at L
+  Result<KvSizing> kv_pool = Error{""};  // what a server with this device's whole budget would allocate, or why not
+  Bounds bounds;
+};
+
+// The KV pool request `kairo serve` makes for this model on this device (the planner makes the same one).
+KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSummary& weights,
+                              const DeviceSpec& device, const PlanRequest& request);
+
+Result<Plan> make_plan(const model::ModelConfig& config, const std::vector<TensorSpec>& tensors,
+                       const DeviceSpec& device, const PlanRequest& request);
+
+}  // namespace kairo::plan

@@ -1,0 +1,138 @@
+// Sizing the KV pool from a budget, and the refusal messages the server prints.
+#include <gtest/gtest.h>
+
+#include "gguf/gguf_file.h"
+#include "model/config.h"
+#include "plan/kv_sizing.h"
+#include "plan/model_presets.h"
+
+namespace kairo::plan {
+namespace {
+
+model::ModelConfig synth_llama() {
+  auto file = gguf::File::open(std::string(KAIRO_SHARED_DIR) + "/models/synth-llama-gqa.Q8_0.gguf");
+  EXPECT_TRUE(file.ok());
+  auto config = model::read_config(*file);
+  EXPECT_TRUE(config.ok());
+  return *config;
+}
+
+constexpr uint64_t kSynthWeights = 1885184;  // see weights_test.cpp
+
+TEST(KvSizing, BytesPerTokenByDtype) {
+  const auto c = synth_llama();
+  // 2 (K and V) × 2 layers × 2 KV heads × 32 values.
+  EXPECT_EQ(kv_bytes_per_token(c, DType::F16).value(), 2u * 2 * 2 * 32 * 2);
+  EXPECT_EQ(kv_bytes_per_token(c, DType::BF16).value(), 2u * 2 * 2 * 32 * 2);
+  EXPECT_EQ(kv_bytes_per_token(c, DType::Q8_0).value(), 2u * 2 * 2 * 34);
+  // llama-3-8b in f16: 2 × 32 layers × 1024 × 2 bytes = 128 KiB per token.
+  EXPECT_EQ(kv_bytes_per_token(find_preset("llama-3-8b")->config, DType::F16).value(), 131072u);
+}
+
+TEST(KvSizing, Q8_0NeedsHeadSizeMultipleOf32) {
+  model::ModelConfig c = synth_llama();
+  c.head_dim = 16;
+  auto r = kv_bytes_per_token(c, DType::Q8_0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "--kv-dtype Q8_0 stores blocks of 32 values but this model's head size is 16; use f16 or bf16");
+}
+
+TEST(KvSizing, PoolTakesEveryWholeBlockTheBudgetLeaves) {
+  KvPoolRequest r;
+  r.budget_bytes = 4u << 20;
+  r.weights_bytes = kSynthWeights;
+  r.max_model_len = 512;
+  auto s = size_kv_pool(synth_llama(), r);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->bytes_per_block, 16u * 512);
+  EXPECT_EQ(s->n_blocks, ((4 << 20) - 1885184) / 8192);  // 281
+  EXPECT_EQ(s->n_blocks, 281);
+  EXPECT_EQ(s->kv_bytes, 281u * 8192);
+  EXPECT_EQ(s->n_token_slots, 281 * 16);
+  EXPECT_EQ(s->blocks_per_sequence, 32);
+  EXPECT_EQ(s->max_concurrency_at_max_len, 8);
+}
+
+TEST(KvSizing, PartialBlockRoundsUp) {
+  KvPoolRequest r;
+  r.budget_bytes = 4u << 20;
+  r.weights_bytes = kSynthWeights;
+  r.max_model_len = 17;  // two blocks of 16
+  auto s = size_kv_pool(synth_llama(), r);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->blocks_per_sequence, 2);
+  EXPECT_EQ(s->max_concurrency_at_max_len, 140);
+}
+
+TEST(KvSizing, RefusalNamesEveryKnobAndTheValueThatFits) {
+  KvPoolRequest r;
+  r.budget_bytes = 4u << 20;
+  r.weights_bytes = kSynthWeights;
+  r.max_model_len = 512;
+  r.min_concurrency = 16;  // 16 × 32 blocks × 8 KiB = 4 MiB
+  auto s = size_kv_pool(synth_llama(), r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "context 512 × concurrency 16 needs 4.0 MiB of KV cache but only 2.2 MiB is left after 1.8 MiB of weights "
+            "in a budget of 4.0 MiB; lower --max-model-len to 272, or lower --max-num-seqs to 8, or use --kv-dtype "
+            "q8_0 (2.1 MiB of KV cache), or raise --mem-budget-gb to at least 5.8 MiB");
+  // The suggested values do fit.
+  KvPoolRequest shorter = r;
+  shorter.max_model_len = 272;
+  EXPECT_TRUE(size_kv_pool(synth_llama(), shorter).ok());
+  KvPoolRequest fewer = r;
+  fewer.min_concurrency = 8;
+  EXPECT_TRUE(size_kv_pool(synth_llama(), fewer).ok());
+  KvPoolRequest q8 = r;
+  q8.kv_dtype = DType::Q8_0;
+  EXPECT_TRUE(size_kv_pool(synth_llama(), q8).ok());
+  KvPoolRequest bigger = r;
+  bigger.budget_bytes = 6079488;
+  EXPECT_TRUE(size_kv_pool(synth_llama(), bigger).ok());
+  bigger.budget_bytes -= 1;
+  EXPECT_FALSE(size_kv_pool(synth_llama(), bigger).ok());
+}
+
+TEST(KvSizing, BudgetKnobIsScaledToTheDeviceMemory) {
+  KvPoolRequest r;
+  r.budget_bytes = 4u << 20;
+  r.weights_bytes = kSynthWeights;
+  r.max_model_len = 512;
+  r.min_concurrency = 16;
+  r.knobs.budget = "--mem-gb";
+  r.knobs.budget_scale = 0.5;  // half the device's memory is usable: it needs twice the budget
+  auto s = size_kv_pool(synth_llama(), r);
+  ASSERT_FALSE(s.ok());
+  const std::string& m = s.error().message;
+  EXPECT_EQ(m.substr(m.find("raise")), "raise --mem-gb to at least 11.6 MiB");  // 2 × 6079488 B
+}
+
+TEST(KvSizing, RefusalWhenWeightsAloneDoNotFit) {
+  const auto c = find_preset("llama-3-8b")->config;
+  KvPoolRequest r;
+  r.budget_bytes = 8ull << 30;
+  r.weights_bytes = 8030261248ull * 2;  // bf16
+  r.overhead_bytes = 1ull << 30;
+  r.max_model_len = 8192;
+  r.knobs.budget = "--mem-gb";
+  auto s = size_kv_pool(c, r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "the weights (15.0 GiB), activations (0 B) and runtime overhead (1.0 GiB) need 16.0 GiB, more than the "
+            "budget of 8.0 GiB, leaving nothing for the KV cache; raise --mem-gb to at least 17.0 GiB, or use a "
+            "smaller quantization of the model (e.g. q4_k or q8_0 instead of f16)");
+}
+
+TEST(KvSizing, BadRequestIsAnErrorNotACrash) {
+  KvPoolRequest r;
+  r.budget_bytes = 1u << 30;
+  r.max_model_len = 0;
+  EXPECT_FALSE(size_kv_pool(synth_llama(), r).ok());
+  r.max_model_len = 16;
+  r.block_size = 0;
+  EXPECT_FALSE(size_kv_pool(synth_llama(), r).ok());
+}
+
+}  // namespace
+}  // namespace kairo::plan

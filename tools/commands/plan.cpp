@@ -1,0 +1,277 @@
+// `kairo plan`: will this model fit this device at this context and concurrency, and how fast can it possibly go?
+// Reads only the GGUF header (or a shape preset); the numbers come from src/plan/, the same code the server uses to
+// size its KV pool.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "bench/roofline.h"
+#include "command_registry.h"
+#include "core/format.h"
+#include "gguf/gguf_file.h"
+#include "model/config.h"
+#include "plan/device_catalog.h"
+#include "plan/memory_plan.h"
+#include "plan/model_presets.h"
+#include "plan/model_shapes.h"
+#include "plan/system_memory.h"
+
+namespace kairo::tools {
+namespace {
+
+struct PlanArgs {
+  std::string model, preset, device, weights_dtype, kv_dtype = "f16";
+  int context = 0, concurrency = 1, max_batch_tokens = 512;
+  double mem_gb = 0, bandwidth_gbs = 0, tflops = 0, tops = 0, usable_fraction = 0;
+  bool json = false, list = false;
+};
+
+std::string gib(uint64_t b) { return human_bytes(b); }
+
+Result<plan::DeviceSpec> resolve_device(const PlanArgs& a) {
+  const bool custom_numbers = a.mem_gb > 0 || a.bandwidth_gbs > 0 || a.tflops > 0 || a.tops > 0;
+  std::string name = a.device.empty() ? (a.mem_gb > 0 ? "custom" : "cpu") : a.device;
+  plan::DeviceSpec d;
+  if (name == "custom") {
+    if (!(a.mem_gb > 0) || !(a.bandwidth_gbs > 0)) {
+      return Error{"a custom device needs at least --mem-gb and --bandwidth-gbs (and --tflops / --tops for the "
+                   "compute bounds)"};
+    }
+    d.name = "custom";
+    d.description = "custom device";
+    d.usable_fraction = 0.9;
+  } else if (name == "cpu") {
+    KAIRO_TRY_ASSIGN(const uint64_t avail, plan::read_mem_available());
+    plan::CpuMeasurement m;
+    m.mem_available_bytes = avail;
+    if (!(a.bandwidth_gbs > 0 && (a.tflops > 0 || a.tops > 0))) {
+      std::fprintf(stderr, "measuring this CPU as `kairo bench roofline` does (a few seconds)...\n");
+      bench::RooflineOptions o;
+      o.seconds_per_test = 0.1;
+      m = bench::measure_cpu(o, avail);
+    }
+    d = plan::cpu_device(m);
+  } else {
+    KAIRO_TRY_ASSIGN(d, plan::find_device(name));
+  }
+  if (a.mem_gb > 0) d.memory_bytes = static_cast<uint64_t>(a.mem_gb * (1ull << 30));
+  if (a.bandwidth_gbs > 0) d.bandwidth_gbs = a.bandwidth_gbs;
+  if (a.tflops > 0) d.bf16_tflops = a.tflops;
+  if (a.tops > 0) d.int8_tops = a.tops;
+  if (name == "custom" && d.int8_tops == 0) d.int8_tops = d.bf16_tflops;
+  if (a.usable_fraction > 0) {
+    if (a.usable_fraction > 1) return Error{"--usable-fraction must be in (0, 1]"};
+    d.usable_fraction = a.usable_fraction;
+  }
+  if (custom_numbers && name != "custom") d.description += " (with values from the command line)";
+  return d;
+}
+
+struct Model {
+  model::ModelConfig config;
+  std::vector<plan::TensorSpec> tensors;
+  std::string source;
+};
+
+Result<Model> resolve_model(const PlanArgs& a) {
+  Model m;
+  std::optional<DType> wtype;
+  if (!a.weights_dtype.empty()) {
+    KAIRO_TRY_ASSIGN(const DType t, plan::parse_weights_dtype(a.weights_dtype));
+    wtype = t;
+  }
+  if (!a.model.empty()) {
+    KAIRO_TRY_ASSIGN(const gguf::File file, gguf::File::open(a.model));
+    KAIRO_TRY_ASSIGN(m.config, model::read_config(file));
+    m.tensors = plan::tensors_from_file(file);
+    if (wtype) m.tensors = plan::retype_matrices(m.tensors, *wtype);
+    m.source = a.model;
+  } else {
+    KAIRO_TRY_ASSIGN(const plan::ModelPreset p, plan::find_preset(a.preset));
+    m.config = p.config;
+    m.tensors = plan::standard_tensors(p.config, wtype.value_or(DType::BF16));
+    m.source = "preset " + p.name;
+  }
+  return m;
+}
+
+nlohmann::json to_json(const plan::Plan& p, const std::string& source) {
+  using nlohmann::json;
+  const auto& c = p.config;
+  json j;
+  j["model"] = {{"source", source},     {"arch", c.arch},         {"name", c.name},
+                {"n_layers", c.n_layers}, {"dim", c.dim},         {"n_heads", c.n_heads},
+                {"n_kv_heads", c.n_kv_heads}, {"head_dim", c.head_dim}, {"ffn_dim", c.ffn_dim},
+                {"n_vocab", c.n_vocab}, {"context_length", c.context_length}, {"tied_embeddings", c.tied_embeddings}};
+  const auto& d = p.device;
+  j["device"] = {{"name", d.name}, {"description", d.description}, {"memory_bytes", d.memory_bytes},
+                 {"bandwidth_gbs", d.bandwidth_gbs}, {"bf16_tflops", d.bf16_tflops}, {"int8_tops", d.int8_tops},
+                 {"unified_memory", d.unified_memory}, {"usable_fraction", d.usable_fraction},
+                 {"runtime_overhead_bytes", d.runtime_overhead_bytes}, {"measured", d.measured}};
+  j["request"] = {{"context_length", p.request.context_length}, {"concurrency", p.request.concurrency},
+                  {"kv_dtype", std::string(dtype_name(p.request.kv_dtype))},
+                  {"kv_block_size", p.request.kv_block_size}, {"max_batch_tokens", p.request.max_batch_tokens}};
+  json by_type = json::array();
+  for (const auto& t : p.weights.by_type) {
+    by_type.push_back({{"type", std::string(dtype_name(t.type))}, {"n_tensors", t.n_tensors},
+                       {"n_elements", t.n_elements}, {"bytes", t.n_bytes}});
+  }
+  j["weights"] = {{"bytes", p.weights.total_bytes}, {"n_params", p.weights.n_params},
+                  {"n_matmul_params", p.weights.n_matmul_params},
+                  {"bytes_read_per_token", p.weights.bytes_read_per_token}, {"quantized", p.weights.quantized},
+                  {"by_type", by_type}};
+  const auto& m = p.memory;
+  j["memory"] = {{"weights_bytes", m.weights_bytes}, {"kv_bytes", m.kv_bytes},
+                 {"kv_bytes_per_token", p.kv_bytes_per_token}, {"activation_bytes", m.activation_bytes},
+                 {"overhead_bytes", m.overhead_bytes}, {"total_bytes", m.total_bytes},
+                 {"usable_bytes", m.usable_bytes}, {"fits", m.fits}};
+  j["limits"] = {{"max_context_at_concurrency", p.max_context_at_concurrency},
+                 {"max_concurrency_at_context", p.max_concurrency_at_context}};
+  if (p.kv_pool.ok()) {
+    j["kv_pool"] = {{"n_blocks", p.kv_pool->n_blocks}, {"bytes", p.kv_pool->kv_bytes},
+                    {"n_token_slots", p.kv_pool->n_token_slots},
+                    {"max_concurrency_at_context", p.kv_pool->max_concurrency_at_max_len}};
+  } else {
+    j["kv_pool"] = {{"error", p.kv_pool.error().message}};
+  }
+  const auto& b = p.bounds;
+  j["bounds"] = {{"decode_tps_per_stream", b.decode_tps_per_stream}, {"decode_tps_aggregate", b.decode_tps_aggregate},
+                 {"decode_tps_single_stream", b.decode_tps_single}, {"decode_step_bytes", b.decode_step_bytes},
+                 {"decode_compute_bound", b.decode_compute_bound}, {"prefill_seconds", b.prefill_seconds},
+                 {"prefill_tps", b.prefill_tps}, {"prefill_compute_bound", b.prefill_compute_bound},
+                 {"ops_per_second", b.ops_per_second}};
+  return j;
+}
+
+void print_human(const plan::Plan& p, const std::string& source) {
+  const auto& c = p.config;
+  const auto& d = p.device;
+  const auto& r = p.request;
+  const auto& m = p.memory;
+  std::printf("# kairo plan: %s on %s\n\n", c.name.empty() ? source.c_str() : c.name.c_str(), d.name.c_str());
+  std::printf("model:   %s (%s): %d layers, dim %d, %d heads (%d KV, head dim %d), ffn %d, vocab %d, context %d%s\n",
+              source.c_str(), c.arch.c_str(), c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim,
+              c.n_vocab, c.context_length, c.tied_embeddings ? ", tied embeddings" : "");
+  std::printf("device:  %s: %s, %.0f GB/s, %.1f TFLOP/s bf16, %.1f TOP/s int8%s, usable %.0f %%\n",
+              d.description.c_str(), gib(d.memory_bytes).c_str(), d.bandwidth_gbs, d.bf16_tflops, d.int8_tops,
+              d.unified_memory ? ", unified memory" : "", d.usable_fraction * 100);
+  std::printf("request: context %d × concurrency %d, KV %s in blocks of %d, up to %d tokens per step\n\n",
+              r.context_length, r.concurrency, std::string(dtype_name(r.kv_dtype)).c_str(), r.kv_block_size,
+              r.max_batch_tokens);
+
+  std::printf("## memory\n\n| part | size | detail |\n| --- | ---: | --- |\n");
+  std::string types;
+  for (const auto& t : p.weights.by_type) {
+    types += strprintf("%s%s %s (%d)", types.empty() ? "" : ", ", std::string(dtype_name(t.type)).c_str(),
+                       human_bytes(t.n_bytes).c_str(), t.n_tensors);
+  }
+  std::printf("| weights | %s | %.3f B params: %s |\n", gib(m.weights_bytes).c_str(), p.weights.n_params / 1e9,
+              types.c_str());
+  std::printf("| KV cache | %s | %s per token × %d tokens × %d sequences |\n", gib(m.kv_bytes).c_str(),
+              human_bytes(p.kv_bytes_per_token).c_str(), r.context_length, r.concurrency);
+  std::printf("| activations | %s | %d tokens per step, %d logit rows |\n", gib(m.activation_bytes).c_str(),
+              r.max_batch_tokens, std::min(r.max_batch_tokens, r.concurrency));
+  std::printf("| runtime overhead | %s | |\n", gib(m.overhead_bytes).c_str());
+  std::printf("| **total** | **%s** | of %s usable: %s |\n\n", gib(m.total_bytes).c_str(), gib(m.usable_bytes).c_str(),
+              m.fits ? "fits" : "DOES NOT FIT");
+  if (!p.kv_pool.ok()) std::printf("to fit: %s\n\n", p.kv_pool.error().message.c_str());
+  if (p.max_context_at_concurrency > 0) {
+    std::printf("largest context at concurrency %d: %d%s\n", r.concurrency, p.max_context_at_concurrency,
+                p.max_context_at_concurrency == c.context_length ? " (the model's limit)" : "");
+  } else {
+    std::printf("largest context at concurrency %d: none fits\n", r.concurrency);
+  }
+  std::printf("largest concurrency at context %d: %d\n", r.context_length, p.max_concurrency_at_context);
+  if (p.kv_pool.ok()) {
+    std::printf("a server given this whole budget gets %lld KV blocks = %lld token slots (%s)\n",
+                static_cast<long long>(p.kv_pool->n_blocks), static_cast<long long>(p.kv_pool->n_token_slots),
+                gib(p.kv_pool->kv_bytes).c_str());
+  }
+  const auto& b = p.bounds;
+  std::printf("\n## roofline bounds\n\n");
+  std::printf("decode: ≤ %.1f tokens/s per stream, %.1f tokens/s aggregate at concurrency %d and context %d "
+              "(%s-bound: %s read per step)\n",
+              b.decode_tps_per_stream, b.decode_tps_aggregate, r.concurrency, r.context_length,
+              b.decode_compute_bound ? "compute" : "bandwidth", human_bytes(static_cast<uint64_t>(b.decode_step_bytes)).c_str());
+  std::printf("decode, one stream at context %d: ≤ %.1f tokens/s\n", r.context_length, b.decode_tps_single);
+  std::printf("prefill of %d tokens: ≥ %.3f s, ≤ %.0f tokens/s (%s-bound at %.2f %s)\n", r.context_length,
+              b.prefill_seconds, b.prefill_tps, b.prefill_compute_bound ? "compute" : "bandwidth",
+              b.ops_per_second / 1e12, p.weights.quantized ? "TOP/s int8" : "TFLOP/s bf16");
+}
+
+int list_catalog() {
+  std::printf("devices:\n  %-10s this machine's CPU, measured when used\n", "cpu");
+  for (const auto& d : plan::device_catalog()) {
+    std::printf("  %-10s %s: %.0f GB/s, %.0f TFLOP/s bf16, %.0f TOP/s int8\n", d.name.c_str(), d.description.c_str(),
+                d.bandwidth_gbs, d.bf16_tflops, d.int8_tops);
+  }
+  std::printf("presets:\n");
+  for (const auto& p : plan::model_presets()) std::printf("  %-15s %s\n", p.name.c_str(), p.description.c_str());
+  return 0;
+}
+
+int run_plan(const PlanArgs& a) {
+  if (a.list) return list_catalog();
+  if (a.model.empty() == a.preset.empty()) {
+    std::fprintf(stderr, "error: give exactly one of --model FILE.gguf or --preset NAME (see --list)\n");
+    return 1;
+  }
+  auto model = resolve_model(a);
+  if (!model.ok()) {
+    std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
+    return 1;
+  }
+  auto kv = plan::parse_kv_dtype(a.kv_dtype);
+  if (!kv.ok()) {
+    std::fprintf(stderr, "error: %s\n", kv.error().message.c_str());
+    return 1;
+  }
+  auto device = resolve_device(a);
+  if (!device.ok()) {
+    std::fprintf(stderr, "error: %s\n", device.error().message.c_str());
+    return 1;
+  }
+  plan::PlanRequest req;
+  req.context_length = a.context;
+  req.concurrency = a.concurrency;
+  req.kv_dtype = *kv;
+  req.max_batch_tokens = a.max_batch_tokens;
+  auto p = plan::make_plan(model->config, model->tensors, *device, req);
+  if (!p.ok()) {
+    std::fprintf(stderr, "error: %s\n", p.error().message.c_str());
+    return 1;
+  }
+  if (a.json) {
+    std::printf("%s\n", to_json(*p, model->source).dump(2).c_str());
+  } else {
+    print_human(*p, model->source);
+  }
+  return 0;
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand("plan", "Memory and speed bounds of a model on a device, before running it");
+  cmd->add_option("--model", a->model, "GGUF file (only its header is read)");
+  cmd->add_option("--preset", a->preset, "Model shape preset instead of a file (see --list)");
+  cmd->add_option("--device", a->device, "Device from the catalog (see --list), cpu (measured), or custom");
+  cmd->add_option("--context", a->context, "Tokens per sequence (default: the model's context length)");
+  cmd->add_option("--concurrency", a->concurrency, "Sequences served at once")->capture_default_str();
+  cmd->add_option("--kv-dtype", a->kv_dtype, "KV cache type: f16, bf16 or q8_0")->capture_default_str();
+  cmd->add_option("--weights-dtype", a->weights_dtype,
+                  "Weight type for a preset (default bf16), or to re-type a file's matrices (e.g. q4_k)");
+  cmd->add_option("--max-batch-tokens", a->max_batch_tokens, "Tokens per forward step")->capture_default_str();
+  cmd->add_option("--mem-gb", a->mem_gb, "Device memory in GiB (custom device, or override)");
+  cmd->add_option("--bandwidth-gbs", a->bandwidth_gbs, "Memory bandwidth in GB/s (custom device, or override)");
+  cmd->add_option("--tflops", a->tflops, "Dense bf16 TFLOP/s (custom device, or override)");
+  cmd->add_option("--tops", a->tops, "Dense int8 TOP/s (custom device, or override; default: --tflops)");
+  cmd->add_option("--usable-fraction", a->usable_fraction, "Fraction of memory one process may use");
+  cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->add_flag("--list", a->list, "List the device catalog and model presets");
+  cmd->callback([a] { set_exit_code(run_plan(*a)); });
+}
+
+}  // namespace
+
+KAIRO_REGISTER_COMMAND(plan, setup);
+
+}  // namespace kairo::tools
