@@ -60,7 +60,7 @@ struct RunOutput {
   json ref;
 };
 
-RunOutput run_reference(const std::string& model_path, const std::string& ref_path) {
+RunOutput run_reference(const std::string& model_path, const std::string& ref_path, DType kv_dtype = DType::F16) {
   RunOutput out;
   out.ref = load_json(ref_path);
   auto model = model::Model::load(model_path);
@@ -73,6 +73,7 @@ RunOutput run_reference(const std::string& model_path, const std::string& ref_pa
   opts.max_tokens = static_cast<int>(out.ref["steps"].size());
   opts.sampling.temperature = 0;
   opts.n_logit_steps = n_logit_steps;
+  opts.kv_dtype = kv_dtype;
   ThreadPool pool(2);
   auto result = generate(**model, prompt, opts, pool);
   EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
@@ -138,6 +139,29 @@ INSTANTIATE_TEST_SUITE_P(
       for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return n;
     });
+
+struct KvCase {
+  DType dtype;
+  double min_cosine;
+};
+
+class KvDtypeReference : public ::testing::TestWithParam<KvCase> {};
+
+// Other KV cache types stay close to llama.cpp's F16-KV reference (the second step attends over stored KV).
+TEST_P(KvDtypeReference, LogitsStayCloseToTheF16Reference) {
+  const auto out = run_reference(testing::shared_path("models/synth-qwen2.f16.gguf"),
+                                 testing::shared_path("reference/synth-qwen2.f16.i-dream.json"), GetParam().dtype);
+  ASSERT_GE(out.result.step_logits.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto ref = out.ref["steps"][i]["logits"].get<std::vector<float>>();
+    EXPECT_GE(compare(out.result.step_logits[i], ref).cosine, GetParam().min_cosine) << "step " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(KvTypes, KvDtypeReference,
+                         ::testing::Values(KvCase{DType::F32, 0.9999}, KvCase{DType::BF16, 0.999},
+                                           KvCase{DType::Q8_0, 0.999}),
+                         [](const auto& info) { return std::string(dtype_name(info.param.dtype)); });
 
 }  // namespace
 }  // namespace kairo::engine
