@@ -8,6 +8,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev libpcre2-dev
   libboost-dev                     # Boost.Asio / Beast (header-only) for the HTTP server
 )
+# Node.js + npm run the end-to-end test with the official `openai` client (the package itself comes from npm).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

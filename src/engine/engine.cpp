@@ -345,6 +345,12 @@ void Engine::finish(Sequence& seq, FinishReason reason, RequestOutput& out) {
   out.n_prompt_tokens = seq.n_prompt;
   out.n_cached_prompt_tokens = seq.n_cached_prompt;
   out.n_generated_tokens = seq.n_generated();
+  if (seq.first_scheduled != Clock::time_point{}) {
+    out.queue_seconds = std::chrono::duration<double>(seq.first_scheduled - seq.arrival).count();
+    if (seq.first_token != Clock::time_point{}) {
+      out.prefill_seconds = std::chrono::duration<double>(seq.first_token - seq.first_scheduled).count();
+    }
+  }
   scheduler_.remove(&seq);
   seq.on_output(out);
   std::lock_guard<std::mutex> lock(mutex_);

@@ -64,6 +64,9 @@ struct RequestOutput {
   int n_prompt_tokens = 0;
   int n_cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
   int n_generated_tokens = 0;
+  // Set on the final output: time from submission to first scheduling, and from there to the first token.
+  double queue_seconds = 0;
+  double prefill_seconds = 0;
 };
 
 }  // namespace kairo::engine

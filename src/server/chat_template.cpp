@@ -1,0 +1,17 @@
+#include "server/chat_template.h"
+
+namespace kairo::server {
+
+ChatTemplate chatml_template() {
+  return [](const ChatTemplateInput& in) -> Result<std::string> {
+    std::string out;
+    for (const auto& m : in.messages) {
+      out += "<|im_start|>" + m.at("role").get<std::string>() + "\n" + m.at("content").get<std::string>() +
+             "<|im_end|>\n";
+    }
+    if (in.add_generation_prompt) out += "<|im_start|>assistant\n";
+    return out;
+  };
+}
+
+}  // namespace kairo::server

@@ -1,0 +1,29 @@
+#pragma once
+// The endpoint handlers behind the router (internal to the server module). Each answers on the exchange.
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "server/api_error.h"
+#include "server/exchange.h"
+#include "server/http/http_types.h"
+#include "server/openai/request_types.h"
+#include "server/server_context.h"
+
+namespace kairo::server {
+
+void handle_completions(const std::shared_ptr<ServerContext>& ctx, const Backend& backend, const HttpRequest& req,
+                        std::shared_ptr<Exchange> exchange);
+void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx, const Backend& backend,
+                             const HttpRequest& req, std::shared_ptr<Exchange> exchange);
+void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
+void handle_detokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
+
+// 404 when `model` is set and is not a name this server serves.
+std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model);
+
+// The chat prompt's token ids: the template rendered, then tokenized with special tokens parsed and a BOS added when
+// the model wants one and the template did not write it.
+ApiResult<std::vector<int32_t>> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat);
+
+}  // namespace kairo::server

@@ -1,0 +1,200 @@
+// POST /v1/completions and /v1/chat/completions: validated request -> prompt tokens -> context check -> engine
+// requests -> GenerationJob.
+#include <chrono>
+#include <random>
+
+#include "core/format.h"
+#include "server/endpoints.h"
+#include "server/generation_job.h"
+#include "server/openai/parse_request.h"
+
+namespace kairo::server {
+
+namespace {
+
+std::string random_hex(size_t n_chars) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* kHex = "0123456789abcdef";
+  std::string s(n_chars, '0');
+  for (auto& ch : s) ch = kHex[rng() & 15];
+  return s;
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The numbers in the message, as OpenAI words it, so the client knows what to cut.
+std::optional<ApiError> check_context(int context_length, int n_prompt, int max_tokens, bool is_chat) {
+  if (n_prompt + max_tokens <= context_length) return std::nullopt;
+  const char* what = is_chat ? "messages" : "prompt";
+  std::string message =
+      n_prompt >= context_length
+          ? strprintf("This model's maximum context length is %d tokens. However, your %s is %d tokens, which leaves "
+                      "no room for the completion. Please shorten your %s.",
+                      context_length, what, n_prompt, what)
+          : strprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the "
+                      "%s, %d for the completion). Please reduce the length of the %s or the completion "
+                      "(max_tokens).",
+                      context_length, n_prompt + max_tokens, n_prompt, what, max_tokens, what);
+  return invalid_param(n_prompt >= context_length ? what : "max_tokens", std::move(message), "context_length_exceeded");
+}
+
+engine::Request make_engine_request(const GenerationParams& p, std::vector<int32_t> prompt, int max_tokens,
+                                    int choice_in_prompt) {
+  engine::Request r;
+  r.prompt_tokens = std::move(prompt);
+  r.sampling = p.sampling;
+  // n choices from one seed must differ, yet stay reproducible.
+  if (r.sampling.seed) r.sampling.seed = *r.sampling.seed + static_cast<uint64_t>(choice_in_prompt);
+  r.stop.max_tokens = max_tokens;
+  r.stop.stop_strings = p.stop;
+  r.stop.stop_token_ids = p.stop_token_ids;
+  r.stop.ignore_eos = p.ignore_eos;
+  r.priority = p.priority;
+  return r;
+}
+
+// Shared tail of both endpoints: context check per prompt, n engine requests per prompt, the job.
+void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
+                       std::shared_ptr<Exchange> exchange, const GenerationParams& params,
+                       std::vector<std::vector<int32_t>> prompts, ApiKind kind) {
+  const ServerContext& ctx = *ctx_ptr;
+  const int context_length = backend.engine->context_length();
+  std::vector<engine::Request> requests;
+  requests.reserve(prompts.size() * params.n);
+  for (auto& prompt : prompts) {
+    const int n_prompt = static_cast<int>(prompt.size());
+    int max_tokens = params.max_tokens.value_or(0);
+    if (!params.max_tokens) {
+      // OpenAI's defaults: 16 for completions; chat may use the rest of the context (capped by the server limit).
+      max_tokens = kind == ApiKind::Completion ? 16 : std::max(1, context_length - n_prompt);
+      if (kind == ApiKind::Chat && ctx.config.limits.max_tokens > 0) {
+        max_tokens = std::min(max_tokens, ctx.config.limits.max_tokens);
+      }
+    }
+    if (auto e = check_context(context_length, n_prompt, max_tokens, kind == ApiKind::Chat)) {
+      return exchange->send_error(*e);
+    }
+    for (int i = 0; i < params.n; ++i) requests.push_back(make_engine_request(params, prompt, max_tokens, i));
+  }
+  GenerationOptions options;
+  options.meta.kind = kind;
+  options.meta.id = (kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-") + random_hex(24);
+  options.meta.created = unix_now();
+  options.meta.model = params.model.empty() ? ctx.model.id : params.model;
+  options.stream = params.stream;
+  options.include_usage = params.include_usage;
+  options.logprobs = params.logprobs;
+  options.n_per_prompt = params.n;
+  GenerationJob::start(ctx_ptr, backend, std::move(exchange), std::move(options), std::move(requests));
+}
+
+}  // namespace
+
+std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model) {
+  if (model.empty() || model == ctx.model.id) return std::nullopt;
+  for (const auto& alias : ctx.model.aliases) {
+    if (model == alias) return std::nullopt;
+  }
+  ApiError e = api_error(404, strprintf("The model %s does not exist; this server serves %s",
+                                        quote_for_error(model, 64).c_str(), quote_for_error(ctx.model.id).c_str()),
+                         "model_not_found");
+  e.type = "invalid_request_error";
+  e.param = "model";
+  return e;
+}
+
+ApiResult<std::vector<int32_t>> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat) {
+  const ChatTemplate& tmpl = backend.chat_template;
+  static const ChatTemplate fallback = chatml_template();
+  const nlohmann::ordered_json no_tools;
+  ChatTemplateInput input{chat.messages, chat.tools.is_null() ? no_tools : chat.tools, chat.add_generation_prompt,
+                          chat.template_kwargs};
+  auto rendered = tmpl ? tmpl(input) : fallback(input);
+  if (!rendered.ok()) {
+    return invalid_param("messages", "the model's chat template rejected the conversation: " +
+                                         rendered.error().message);
+  }
+  std::string text = std::move(rendered).value();
+  if (chat.continue_final_message) {
+    // The template closes the last message; cut after its content so the model continues it.
+    const std::string& last = chat.messages.back().at("content").get_ref<const std::string&>();
+    const size_t pos = last.empty() ? std::string::npos : text.rfind(last);
+    if (pos != std::string::npos) text.resize(pos + last.size());
+  }
+  const tokenizer::Tokenizer& tok = *backend.tokenizer;
+  bool add_bos = tok.add_bos_by_default() && tok.bos_id() >= 0;
+  if (add_bos) {
+    const std::string& bos_text = tok.token_text(tok.bos_id());
+    if (!bos_text.empty() && text.compare(0, bos_text.size(), bos_text) == 0) add_bos = false;
+  }
+  auto tokens = tok.encode(text, add_bos, /*parse_special=*/true);
+  if (tokens.empty()) return invalid_param("messages", "the conversation renders to an empty prompt");
+  return tokens;
+}
+
+void handle_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
+                        const HttpRequest& req, std::shared_ptr<Exchange> exchange) {
+  const ServerContext& ctx = *ctx_ptr;
+  auto body = parse_json_body(req.body, ctx.config.limits.max_json_depth);
+  if (!body.ok()) return exchange->send_error(body.error());
+  auto parsed = parse_completion_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
+  if (!parsed.ok()) return exchange->send_error(parsed.error());
+  if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
+
+  const tokenizer::Tokenizer& tok = *backend.tokenizer;
+  std::vector<std::vector<int32_t>> prompts;
+  for (auto& p : parsed->prompts) {
+    if (p.is_text) {
+      prompts.push_back(tok.encode(p.text, tok.add_bos_by_default(), /*parse_special=*/true));
+    } else {
+      prompts.push_back(std::move(p.tokens));
+    }
+  }
+  submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Completion);
+}
+
+void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
+                             const HttpRequest& req, std::shared_ptr<Exchange> exchange) {
+  const ServerContext& ctx = *ctx_ptr;
+  auto body = parse_json_body(req.body, ctx.config.limits.max_json_depth);
+  if (!body.ok()) return exchange->send_error(body.error());
+  auto parsed = parse_chat_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
+  if (!parsed.ok()) return exchange->send_error(parsed.error());
+  if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
+  auto tokens = chat_prompt_tokens(backend, *parsed);
+  if (!tokens.ok()) return exchange->send_error(tokens.error());
+  std::vector<std::vector<int32_t>> prompts;
+  prompts.push_back(std::move(*tokens));
+  submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat);
+}
+
+void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange) {
+  auto body = parse_json_body(req.body, ctx.config.limits.max_json_depth);
+  if (!body.ok()) return exchange.send_error(body.error());
+  auto parsed = parse_tokenize_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
+  if (!parsed.ok()) return exchange.send_error(parsed.error());
+  std::vector<int32_t> tokens;
+  if (parsed->is_chat) {
+    auto chat_tokens = chat_prompt_tokens(backend, parsed->chat);
+    if (!chat_tokens.ok()) return exchange.send_error(chat_tokens.error());
+    tokens = std::move(*chat_tokens);
+  } else {
+    const auto& tok = *backend.tokenizer;
+    tokens = tok.encode(parsed->prompt, parsed->add_special_tokens && tok.add_bos_by_default(),
+                        /*parse_special=*/true);
+  }
+  exchange.send_json(200, render_tokenize(tokens, backend.engine->context_length()));
+}
+
+void handle_detokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange) {
+  auto body = parse_json_body(req.body, ctx.config.limits.max_json_depth);
+  if (!body.ok()) return exchange.send_error(body.error());
+  auto parsed = parse_detokenize_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
+  if (!parsed.ok()) return exchange.send_error(parsed.error());
+  exchange.send_json(200, render_detokenize(backend.tokenizer->detokenize(parsed->tokens)));
+}
+
+}  // namespace kairo::server

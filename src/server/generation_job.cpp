@@ -1,0 +1,231 @@
+#include "server/generation_job.h"
+
+#include <algorithm>
+
+#include "server/sse.h"
+
+namespace kairo::server {
+
+namespace {
+
+const char* openai_finish_reason(engine::FinishReason r) {
+  switch (r) {
+    case engine::FinishReason::Length: return "length";
+    case engine::FinishReason::Abort: return "abort";
+    default: return "stop";
+  }
+}
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+GenerationJob::GenerationJob(std::shared_ptr<ServerContext> ctx, const Backend& backend,
+                             std::shared_ptr<Exchange> exchange, GenerationOptions options, size_t n_choices)
+    : ctx_(std::move(ctx)), backend_(backend), exchange_(std::move(exchange)), options_(std::move(options)),
+      choices_(n_choices) {}
+
+GenerationJob::~GenerationJob() {
+  if (inflight_id_ != 0 && !completed_) ctx_->inflight.remove(inflight_id_);
+}
+
+void GenerationJob::start(std::shared_ptr<ServerContext> ctx, const Backend& backend,
+                          std::shared_ptr<Exchange> exchange, GenerationOptions options,
+                          std::vector<engine::Request> requests) {
+  auto job = std::make_shared<GenerationJob>(ctx, backend, exchange, std::move(options), requests.size());
+  job->inflight_id_ = ctx->inflight.add(job);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    // The engine calls back on its own thread: hop to the connection's executor, which is where this runs now, so
+    // no output is handled before the id below is recorded.
+    auto callback = [job, i](const engine::RequestOutput& out) {
+      job->exchange_->post([job, i, out] { job->on_output(i, out); });
+    };
+    auto submitted = backend.engine->submit(std::move(requests[i]), std::move(callback));
+    if (auto* rejection = std::get_if<engine::SubmitRejection>(&submitted)) {
+      job->rejected_ = true;
+      job->abort_unfinished();
+      exchange->send_error(from_submit_rejection(*rejection, ctx->config.retry_after_s));
+      if (job->n_submitted_ == 0) job->complete();
+      return;
+    }
+    job->choices_[i].id = std::get<engine::RequestId>(submitted);
+    job->choices_[i].submitted = true;
+    ++job->n_submitted_;
+  }
+  if (job->options_.stream) {
+    exchange->begin_stream(200, "text/event-stream",
+                           {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}});
+    if (job->options_.meta.kind == ApiKind::Chat) {
+      for (size_t i = 0; i < job->choices_.size(); ++i) {
+        ChoiceDelta d;
+        d.index = static_cast<int>(i);
+        d.role = true;
+        job->stream_event(render_chunk(job->options_.meta, d, job->options_.include_usage));
+      }
+    }
+  }
+  std::weak_ptr<GenerationJob> weak = job;
+  exchange->on_disconnect([weak] {
+    if (auto j = weak.lock()) j->on_client_gone();
+  });
+}
+
+void GenerationJob::cancel_for_shutdown() {
+  auto self = shared_from_this();
+  exchange_->post([self] {
+    self->shutdown_cancel_ = true;
+    self->abort_unfinished();
+  });
+}
+
+void GenerationJob::abort_unfinished() {
+  for (auto& c : choices_) {
+    if (c.submitted && !c.finished) backend_.engine->abort(c.id);
+  }
+}
+
+void GenerationJob::on_client_gone() {
+  client_gone_ = true;
+  abort_unfinished();
+}
+
+std::vector<TokenLogprobView> GenerationJob::logprob_views(const engine::RequestOutput& out) const {
+  std::vector<TokenLogprobView> views;
+  for (const auto& t : out.tokens) {
+    if (!t.logprob) continue;
+    TokenLogprobView v;
+    v.token = backend_.tokenizer->token_to_piece(t.token);
+    v.logprob = *t.logprob;
+    const size_t n_top = options_.logprobs > 0 ? std::min<size_t>(t.top_logprobs.size(), options_.logprobs) : 0;
+    for (size_t k = 0; k < n_top; ++k) {
+      v.top.emplace_back(backend_.tokenizer->token_to_piece(t.top_logprobs[k].token), t.top_logprobs[k].logprob);
+    }
+    views.push_back(std::move(v));
+  }
+  return views;
+}
+
+void GenerationJob::stream_event(const std::string& payload) {
+  if (exchange_->connected()) exchange_->write_chunk(sse_event(payload));
+}
+
+void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
+  if (idx >= choices_.size()) return;
+  Choice& c = choices_[idx];
+  if (c.finished) return;
+  const auto now = Clock::now();
+  if (!out.tokens.empty()) {
+    if (!c.has_first_token) {
+      c.has_first_token = true;
+      c.first_token = now;
+      ctx_->metrics.time_to_first_token.observe(seconds_between(exchange_->arrival(), now));
+    } else {
+      const double per_token = seconds_between(c.last_token, now) / static_cast<double>(out.tokens.size());
+      for (size_t k = 0; k < out.tokens.size(); ++k) ctx_->metrics.inter_token_latency.observe(per_token);
+    }
+    c.last_token = now;
+  }
+  const size_t text_offset = c.text.size();
+  c.text += out.text_delta;
+  std::vector<TokenLogprobView> views;
+  if (options_.logprobs >= 0) {
+    views = logprob_views(out);
+    c.logprobs.insert(c.logprobs.end(), views.begin(), views.end());
+  }
+  c.n_prompt = out.n_prompt_tokens;
+  c.n_cached = out.n_cached_prompt_tokens;
+  c.n_generated = out.n_generated_tokens;
+
+  const bool normal_finish = out.finished && out.finish_reason != engine::FinishReason::Abort;
+  if (options_.stream && !rejected_ && !client_gone_ &&
+      (!out.text_delta.empty() || !views.empty() || normal_finish)) {
+    ChoiceDelta d;
+    d.index = static_cast<int>(idx);
+    d.text = out.text_delta;
+    d.with_logprobs = options_.logprobs >= 0;
+    d.logprobs = std::move(views);
+    d.text_offset = text_offset;
+    if (normal_finish) {
+      d.finish_reason = openai_finish_reason(out.finish_reason);
+      d.stop_reason = out.stop_reason;
+    }
+    stream_event(render_chunk(options_.meta, d, options_.include_usage));
+  }
+
+  if (!out.finished) return;
+  c.finished = true;
+  c.reason = out.finish_reason;
+  c.stop_reason = out.stop_reason;
+  ctx_->metrics.count_finished(c.reason, c.n_prompt, c.n_generated);
+  ctx_->metrics.e2e_request_latency.observe(seconds_between(exchange_->arrival(), now));
+  if (out.queue_seconds > 0 || out.prefill_seconds > 0) {
+    ctx_->metrics.request_queue_time.observe(out.queue_seconds);
+    ctx_->metrics.request_prefill_time.observe(out.prefill_seconds);
+  }
+  if (c.has_first_token) ctx_->metrics.request_decode_time.observe(seconds_between(c.first_token, now));
+  if (++n_finished_ == n_submitted_) complete();
+}
+
+Usage GenerationJob::usage() const {
+  Usage u;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const Choice& c = choices_[i];
+    if (i % std::max(1, options_.n_per_prompt) == 0) {
+      u.prompt_tokens += c.n_prompt;
+      u.cached_tokens += c.n_cached;
+    }
+    u.completion_tokens += c.n_generated;
+  }
+  return u;
+}
+
+void GenerationJob::complete() {
+  if (completed_) return;
+  completed_ = true;
+  ctx_->inflight.remove(inflight_id_);
+  const Usage u = usage();
+  exchange_->set_tokens(u.prompt_tokens, u.completion_tokens);
+  if (rejected_ || client_gone_ || !exchange_->connected()) return;
+
+  const bool aborted = std::any_of(choices_.begin(), choices_.end(),
+                                   [](const Choice& c) { return c.reason == engine::FinishReason::Abort; });
+  if (aborted) {
+    const ApiError error =
+        shutdown_cancel_ || ctx_->shutting_down.load()
+            ? api_error(503, "the request was cancelled because the server is shutting down", "shutting_down")
+            : api_error(500, "the engine aborted the request before it finished");
+    if (options_.stream) {
+      stream_event(render_error(error));
+      exchange_->write_chunk(kSseDone);
+      exchange_->end_stream();
+    } else {
+      exchange_->send_error(error);
+    }
+    return;
+  }
+
+  if (options_.stream) {
+    if (options_.include_usage) stream_event(render_usage_chunk(options_.meta, u));
+    exchange_->write_chunk(kSseDone);
+    exchange_->end_stream();
+    return;
+  }
+  std::vector<ChoiceResult> results;
+  results.reserve(choices_.size());
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    Choice& c = choices_[i];
+    ChoiceResult r;
+    r.index = static_cast<int>(i);
+    r.text = std::move(c.text);
+    r.finish_reason = openai_finish_reason(c.reason);
+    r.stop_reason = c.stop_reason;
+    r.with_logprobs = options_.logprobs >= 0;
+    r.logprobs = std::move(c.logprobs);
+    results.push_back(std::move(r));
+  }
+  exchange_->send_json(200, render_response(options_.meta, results, u));
+}
+
+}  // namespace kairo::server

@@ -1,0 +1,66 @@
+#pragma once
+// OpenAI requests after validation: everything here is in range and typed, so the routes only tokenize, check the
+// context and submit. Built by parse_request.h; nothing else reads request JSON.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/request.h"
+
+namespace kairo::server {
+
+// Fields /v1/completions and /v1/chat/completions share.
+struct GenerationParams {
+  std::string model;                  // empty when the client sent none
+  std::optional<int> max_tokens;      // absent: completions 16, chat the rest of the context
+  engine::SamplingParams sampling;    // logit_bias ids checked against the vocabulary
+  std::vector<std::string> stop;
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false;
+  int n = 1;
+  bool stream = false;
+  bool include_usage = false;         // stream_options.include_usage
+  int logprobs = -1;                  // -1 none, else top alternatives per token (0 = only the chosen token)
+  std::string user;
+  int priority = 0;
+};
+
+// A completions prompt: text to tokenize, or token ids as sent.
+struct Prompt {
+  bool is_text = true;
+  std::string text;
+  std::vector<int32_t> tokens;
+};
+
+struct CompletionRequest {
+  GenerationParams params;
+  std::vector<Prompt> prompts;        // one or more (a batch); choices are prompt_idx * n + i
+  bool echo = false;
+};
+
+struct ChatRequest {
+  GenerationParams params;
+  // Validated and normalised for the template: every message has a string "role" and a string "content" (parts
+  // joined); assistant tool_calls (with arguments as a string) and tool_call_id / name kept.
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  nlohmann::ordered_json tools;               // array, or null when none
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
+};
+
+struct TokenizeRequest {
+  bool is_chat = false;
+  std::string prompt;                 // is_chat == false
+  ChatRequest chat;                   // is_chat == true (messages only)
+  bool add_special_tokens = true;
+};
+
+struct DetokenizeRequest {
+  std::vector<int32_t> tokens;
+};
+
+}  // namespace kairo::server

@@ -1,0 +1,140 @@
+#include "server/routes.h"
+
+#include <random>
+
+#include "core/format.h"
+#include "server/auth.h"
+#include "server/endpoints.h"
+#include "server/exchange.h"
+#include "server/openai/render_response.h"
+
+namespace kairo::server {
+
+namespace {
+
+enum class Route { Health, Metrics, Models, Model, Completions, ChatCompletions, Tokenize, Detokenize, None };
+
+struct RouteMatch {
+  Route route = Route::None;
+  const char* method = "";  // the one method the path serves
+};
+
+RouteMatch match(const std::string& path) {
+  if (path == "/health") return {Route::Health, "GET"};
+  if (path == "/metrics") return {Route::Metrics, "GET"};
+  if (path == "/v1/models") return {Route::Models, "GET"};
+  if (path.rfind("/v1/models/", 0) == 0 && path.size() > 11) return {Route::Model, "GET"};
+  if (path == "/v1/completions") return {Route::Completions, "POST"};
+  if (path == "/v1/chat/completions") return {Route::ChatCompletions, "POST"};
+  if (path == "/tokenize") return {Route::Tokenize, "POST"};
+  if (path == "/detokenize") return {Route::Detokenize, "POST"};
+  return {};
+}
+
+// A client's X-Request-Id is echoed when it is a sane token; otherwise (or absent) one is made.
+std::string request_id_for(const HttpRequest& req) {
+  const std::string& given = req.header("x-request-id");
+  bool ok = !given.empty() && given.size() <= 128;
+  for (unsigned char c : given) ok = ok && c > 32 && c < 127;
+  if (ok) return given;
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return strprintf("%016llx%016llx", static_cast<unsigned long long>(rng()), static_cast<unsigned long long>(rng()));
+}
+
+HeaderList common_headers(const ServerConfig& config, const std::string& request_id) {
+  HeaderList h = {{"X-Request-Id", request_id}};
+  if (!config.cors_origin.empty()) {
+    h.emplace_back("Access-Control-Allow-Origin", config.cors_origin);
+    if (config.cors_origin != "*") h.emplace_back("Vary", "Origin");
+  }
+  return h;
+}
+
+}  // namespace
+
+const std::string& HttpRequest::header(const std::string& lower_name) const {
+  static const std::string kEmpty;
+  for (const auto& [name, value] : headers) {
+    if (name == lower_name) return value;
+  }
+  return kEmpty;
+}
+
+void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
+  const std::string request_id = request_id_for(req);
+  auto exchange = std::make_shared<Exchange>(std::move(sink), req, request_id,
+                                             common_headers(ctx_.config, request_id), &ctx_.metrics,
+                                             ctx_.config.access_log);
+  const RouteMatch m = match(req.path);
+
+  if (req.method == "OPTIONS" && !ctx_.config.cors_origin.empty() && m.route != Route::None) {
+    HttpResponse resp;  // CORS preflight: answered without a key (browsers send none)
+    resp.status = 204;
+    resp.content_type.clear();
+    resp.headers = {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                    {"Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id"},
+                    {"Access-Control-Max-Age", "600"}};
+    return exchange->send(std::move(resp));
+  }
+  if (m.route == Route::None) {
+    return exchange->send_error(api_error(404, strprintf("no route for %s %s; this server serves /v1/completions, "
+                                                         "/v1/chat/completions, /v1/models, /tokenize, "
+                                                         "/detokenize, /health and /metrics",
+                                                         req.method.c_str(), quote_for_error(req.path, 80).c_str()),
+                                          "not_found"));
+  }
+  if (req.method != m.method) {
+    ApiError e = api_error(405, strprintf("%s does not accept %s; use %s", req.path.c_str(),
+                                          quote_for_error(req.method, 16).c_str(), m.method),
+                           "method_not_allowed");
+    e.headers.emplace_back("Allow", m.method);
+    return exchange->send_error(e);
+  }
+
+  const Backend* backend = ctx_.backend.load();
+  if (m.route == Route::Health) {
+    // Unauthenticated: load balancers and orchestrators probe it.
+    if (ctx_.shutting_down.load()) return exchange->send_json(503, render_health("shutting_down"));
+    if (!backend) return exchange->send_json(503, render_health("loading"));
+    return exchange->send_json(200, render_health("ok"));
+  }
+  if (!authorized(ctx_.config.api_keys, req.header("authorization"))) {
+    ApiError e = api_error(401, "missing or invalid API key: send the header 'Authorization: Bearer <key>'",
+                           "invalid_api_key");
+    e.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return exchange->send_error(e);
+  }
+  if (m.route == Route::Metrics) {
+    HttpResponse resp;
+    resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    resp.body = ctx_.metrics.render(backend ? backend->engine->stats() : engine::EngineStats{},
+                                    ctx_.model.device_bandwidth_gbps);
+    return exchange->send(std::move(resp));
+  }
+  if (!backend) {
+    ApiError e = api_error(503, "the model is still loading; retry shortly (GET /health turns 200 when ready)",
+                           "model_loading");
+    e.headers.emplace_back("Retry-After", std::to_string(ctx_.config.retry_after_s));
+    return exchange->send_error(e);
+  }
+  if (ctx_.shutting_down.load() && (m.route == Route::Completions || m.route == Route::ChatCompletions)) {
+    return exchange->send_error(api_error(503, "the server is shutting down and takes no new requests",
+                                          "shutting_down"));
+  }
+  switch (m.route) {
+    case Route::Models:
+      return exchange->send_json(200, render_models(ctx_.model, backend->engine->context_length()));
+    case Route::Model: {
+      const std::string id = req.path.substr(11);
+      if (auto e = check_model_name(ctx_, id)) return exchange->send_error(*e);
+      return exchange->send_json(200, render_model(ctx_.model, id, backend->engine->context_length()));
+    }
+    case Route::Completions: return handle_completions(ctx_ptr_, *backend, req, exchange);
+    case Route::ChatCompletions: return handle_chat_completions(ctx_ptr_, *backend, req, exchange);
+    case Route::Tokenize: return handle_tokenize(ctx_, *backend, req, *exchange);
+    case Route::Detokenize: return handle_detokenize(ctx_, *backend, req, *exchange);
+    default: break;
+  }
+}
+
+}  // namespace kairo::server

@@ -1,0 +1,51 @@
+#pragma once
+// `kairo serve` as a library: an OpenAI-compatible HTTP server over an EngineClient.
+//
+//   Server server(config, model_info);
+//   KAIRO_TRY_STATUS(server.start());          // listening; /health answers 503 "loading"
+//   ... load the model, build the engine ...
+//   server.attach(engine, tokenizer, chat_template);   // /health turns 200; requests are served
+//   server.run_until_signal();                 // SIGINT/SIGTERM: graceful stop, then returns
+//
+// Tests use port 0 and port() to learn the ephemeral port, and stop() instead of a signal.
+#include <memory>
+
+#include "core/result.h"
+#include "engine/engine_client.h"
+#include "server/chat_template.h"
+#include "server/metrics.h"
+#include "server/server_config.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::server {
+
+class Server {
+ public:
+  Server(ServerConfig config, ModelInfo model);
+  ~Server();  // stop()s
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the address and starts the HTTP threads. Errors say which address and why.
+  Status start();
+  // Makes the server ready. The engine and tokenizer must outlive the server. chat_template empty: ChatML.
+  void attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template = {});
+  int port() const;
+
+  // Blocks until SIGINT or SIGTERM (or stop() from another thread), then stops gracefully. Returns stop()'s value.
+  bool run_until_signal();
+  // Graceful stop: no new connections or generations; in-flight requests may finish within
+  // config.shutdown_timeout_s, then are cancelled (their clients get 503 / an error event). True when everything
+  // finished without cancelling. Idempotent.
+  bool stop();
+
+  const ServerMetrics& metrics() const;
+  size_t n_inflight() const;
+  int n_connections() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kairo::server

@@ -1,0 +1,58 @@
+#pragma once
+// Everything `kairo serve` can be told, with the defaults it documents. Plain data: the serve command fills it from
+// flags; tests fill it directly (port 0 = an ephemeral port).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kairo::server {
+
+// Bounds on what one request may ask for. Each is checked before anything reaches the engine, and each has a flag
+// (the name in the comment) so an operator can widen it.
+struct RequestLimits {
+  uint64_t max_body_bytes = 8u << 20;   // --max-body-bytes: larger bodies get 413
+  uint32_t max_header_bytes = 16u << 10;  // --max-header-bytes: larger request heads get 431
+  int max_json_depth = 64;              // --max-json-depth: deeper nesting gets 400 (no recursive blow-up)
+  int max_messages = 2048;              // --max-messages: chat messages per request
+  int max_tools = 128;                  // --max-tools: entries of `tools`
+  int max_stop = 16;                    // --max-stop: stop strings per request
+  int max_stop_bytes = 256;             // --max-stop-bytes: bytes per stop string
+  int max_n = 16;                       // --max-n: choices per request (n, times the prompts of a batch)
+  int max_prompts = 64;                 // --max-prompts: prompts in one /v1/completions batch
+  int max_logprobs = 20;                // --max-logprobs: logprobs / top_logprobs
+  int max_logit_bias = 1024;            // --max-logit-bias: entries of logit_bias
+  int max_tokens = 0;                   // --max-tokens-limit: cap on max_tokens; 0 = the context length
+};
+
+// How the HTTP layer treats connections.
+struct HttpLimits {
+  int max_connections = 1024;     // --max-connections: beyond this, new connections get 503 and are closed
+  double header_timeout_s = 30;   // --header-timeout: idle keep-alive wait + reading a request head (slowloris)
+  double body_timeout_s = 60;     // --body-timeout: reading a request body
+  double write_timeout_s = 60;    // --write-timeout: one write to a client that stopped reading
+};
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 8080;                     // 0 = any free port (tests); Server::port() tells which
+  int n_http_threads = 0;              // 0 = min(4, hardware threads)
+  std::vector<std::string> api_keys;   // empty = no authentication
+  std::string cors_origin;             // empty = no CORS headers; "*" or an origin
+  std::string metrics_prefix = "kairo:";
+  double shutdown_timeout_s = 30;      // in-flight requests after stop(): finish within this, then get aborted
+  int retry_after_s = 1;               // Retry-After on 429 (engine queue full)
+  bool access_log = true;              // one JSON line per request on stderr
+  RequestLimits limits;
+  HttpLimits http;
+};
+
+// What /v1/models reports and the engine's device ceiling for the bandwidth gauge.
+struct ModelInfo {
+  std::string id = "kairo";            // the name clients send as `model`
+  std::vector<std::string> aliases;    // other names accepted as `model`
+  int64_t created = 0;                 // unix seconds
+  std::string owned_by = "kairo";
+  double device_bandwidth_gbps = 0;    // memory bandwidth ceiling; 0 = unknown (no utilisation gauge)
+};
+
+}  // namespace kairo::server

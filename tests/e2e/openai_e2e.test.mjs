@@ -1,0 +1,127 @@
+// `kairo serve` driven by the official OpenAI SDK: what existing clients do must work unchanged.
+// Run through run_openai_e2e.sh, which starts the server and sets KAIRO_URL / KAIRO_EXE / KAIRO_MODEL.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import OpenAI from "openai";
+
+const client = new OpenAI({ baseURL: process.env.KAIRO_URL, apiKey: "unused", maxRetries: 0 });
+const MODEL = "e2e-model";
+
+// What `kairo run` prints for the same prompt at temperature 0.
+function kairoRun(prompt, maxTokens) {
+  const out = execFileSync(process.env.KAIRO_EXE, ["run", "--model", process.env.KAIRO_MODEL, "--prompt", prompt,
+    "--temperature", "0", "--max-tokens", String(maxTokens), "--json"], { encoding: "utf8" });
+  return JSON.parse(out);
+}
+
+test("models.list names the served model", async () => {
+  const models = await client.models.list();
+  assert.deepEqual(models.data.map((m) => m.id), [MODEL]);
+});
+
+test("completions at temperature 0 equal `kairo run`", async () => {
+  const prompt = "I dream";
+  const expected = kairoRun(prompt, 24);
+  const r = await client.completions.create({ model: MODEL, prompt, max_tokens: 24, temperature: 0 });
+  assert.equal(r.object, "text_completion");
+  assert.equal(r.choices.length, 1);
+  assert.equal(r.choices[0].text, expected.text);
+  assert.equal(r.usage.prompt_tokens, expected.prompt_tokens.length);
+  assert.equal(r.usage.completion_tokens, expected.tokens.length);
+});
+
+test("streamed completion concatenates to the same text", async () => {
+  const prompt = "The machine";
+  const full = await client.completions.create({ model: MODEL, prompt, max_tokens: 20, temperature: 0 });
+  const stream = await client.completions.create({ model: MODEL, prompt, max_tokens: 20, temperature: 0, stream: true });
+  let text = "";
+  let finish = null;
+  for await (const chunk of stream) {
+    text += chunk.choices[0].text;
+    if (chunk.choices[0].finish_reason) finish = chunk.choices[0].finish_reason;
+  }
+  assert.equal(text, full.choices[0].text);
+  assert.equal(finish, full.choices[0].finish_reason);
+});
+
+test("chat completion, non-streaming and streaming with usage", async () => {
+  const messages = [{ role: "user", content: "Tell me a dream." }];
+  const r = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 16, temperature: 0 });
+  assert.equal(r.object, "chat.completion");
+  assert.equal(r.choices[0].message.role, "assistant");
+  assert.equal(typeof r.choices[0].message.content, "string");
+  const stream = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 16, temperature: 0,
+    stream: true, stream_options: { include_usage: true } });
+  let text = "";
+  let usage = null;
+  let role = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const c of chunk.choices) {
+      if (c.delta.role) role = c.delta.role;
+      if (c.delta.content) text += c.delta.content;
+    }
+  }
+  assert.equal(role, "assistant");
+  assert.equal(text, r.choices[0].message.content);
+  assert.deepEqual(usage.completion_tokens, r.usage.completion_tokens);
+  assert.deepEqual(usage.prompt_tokens, r.usage.prompt_tokens);
+});
+
+test("n=2 gives two choices", async () => {
+  const r = await client.completions.create({ model: MODEL, prompt: "I dream", max_tokens: 8, n: 2, seed: 3 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1]);
+});
+
+test("stop strings end the text before them", async () => {
+  const full = await client.completions.create({ model: MODEL, prompt: "I dream", max_tokens: 24, temperature: 0 });
+  const text = full.choices[0].text;
+  const stop = text.slice(8, 11);
+  const r = await client.completions.create({ model: MODEL, prompt: "I dream", max_tokens: 24, temperature: 0,
+    stop: [stop] });
+  assert.equal(r.choices[0].text, text.slice(0, text.indexOf(stop)));
+  assert.equal(r.choices[0].finish_reason, "stop");
+});
+
+test("chat logprobs: one entry per generated token", async () => {
+  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Hi" }],
+    max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 2 });
+  const content = r.choices[0].logprobs.content;
+  assert.equal(content.length, r.usage.completion_tokens);
+  for (const e of content) {
+    assert.ok(e.logprob <= 0);
+    assert.equal(e.top_logprobs.length, 2);
+  }
+});
+
+test("invalid requests raise the SDK's typed errors", async () => {
+  await assert.rejects(client.completions.create({ model: MODEL, prompt: "x", max_tokens: -1 }),
+    (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === "max_tokens");
+  await assert.rejects(client.completions.create({ model: "nope", prompt: "x" }),
+    (e) => e instanceof OpenAI.NotFoundError && e.code === "model_not_found");
+  await assert.rejects(client.completions.create({ model: MODEL, prompt: "x".repeat(5000), max_tokens: 8 }),
+    (e) => e instanceof OpenAI.BadRequestError && e.code === "context_length_exceeded");
+});
+
+async function metric(name, label = "") {
+  const text = await (await fetch(process.env.KAIRO_URL.replace(/\/v1$/, "") + "/metrics")).text();
+  const line = text.split("\n").find((l) => l.startsWith(`kairo:${name}{`) && l.includes(label));
+  return Number(line.split(" ").pop());
+}
+
+test("a client that leaves mid-stream frees its KV blocks", async () => {
+  const stream = await client.completions.create({ model: MODEL, prompt: "I dream", max_tokens: 100, stream: true,
+    ignore_eos: true });
+  let n = 0;
+  for await (const chunk of stream) {
+    if (++n === 3) break;  // leaving the loop aborts the HTTP request
+  }
+  for (let i = 0; i < 200; i++) {
+    if (await metric("num_requests_running") === 0 && await metric("kv_cache_usage_perc") === 0) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(await metric("num_requests_running"), 0);
+  assert.equal(await metric("kv_cache_usage_perc"), 0);
+  assert.equal(await metric("request_success_total", 'finished_reason="abort"'), 1);
+});

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# End-to-end test of `kairo serve` with the official `openai` npm package: installs it into tests/e2e/node_modules
+# (gitignored) on first use, starts the server on a free port, runs openai_e2e.test.mjs with node's test runner,
+# then stops the server with SIGTERM and checks that it exits 0.
+#
+#   tests/e2e/run_openai_e2e.sh [path/to/kairo] [model.gguf]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+KAIRO="${1:-$root/build/kairo}"
+MODEL="${2:-$root/models/aidreams260K.gguf}"
+[ -x "$KAIRO" ] || { echo "run_openai_e2e: no kairo binary at $KAIRO (build the 'kairo' target)" >&2; exit 1; }
+command -v node >/dev/null || { echo "run_openai_e2e: node is not installed" >&2; exit 1; }
+
+if [ ! -f "$here/node_modules/openai/package.json" ]; then
+  echo "run_openai_e2e: installing the openai package into $here/node_modules"
+  (cd "$here" && npm install --no-audit --no-fund --no-package-lock --loglevel=error)
+fi
+
+log="$(mktemp)"
+"$KAIRO" serve --model "$MODEL" --port 0 --served-model-name e2e-model --shutdown-timeout 5 --no-access-log \
+  2>"$log" &
+pid=$!
+cleanup() { kill -9 "$pid" 2>/dev/null || true; rm -f "$log"; }
+trap cleanup EXIT
+
+port=""
+for _ in $(seq 1 300); do
+  if grep -q "kairo serve: ready" "$log"; then
+    port="$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\).*|\1|p' "$log" | head -1)"
+    break
+  fi
+  kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "run_openai_e2e: kairo serve exited early" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$port" ] || { cat "$log" >&2; echo "run_openai_e2e: kairo serve did not become ready" >&2; exit 1; }
+
+status=0
+KAIRO_URL="http://127.0.0.1:$port/v1" KAIRO_EXE="$KAIRO" KAIRO_MODEL="$MODEL" \
+  node --test "$here/openai_e2e.test.mjs" || status=$?
+
+kill -TERM "$pid"
+server_status=0
+wait "$pid" || server_status=$?
+if [ "$server_status" -ne 0 ]; then
+  cat "$log" >&2
+  echo "run_openai_e2e: kairo serve exited with $server_status after SIGTERM (expected 0)" >&2
+  exit 1
+fi
+exit "$status"

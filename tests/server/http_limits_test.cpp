@@ -1,0 +1,172 @@
+// The transport: size limits (413, 431), unknown routes and methods (404, 405), malformed HTTP, slow clients
+// (timeouts close the connection), the connection cap, 100-continue, and many concurrent streams on two threads.
+#include <memory>
+
+#include "server_fixture.h"
+
+namespace kairo::server::testing {
+namespace {
+
+using json = nlohmann::json;
+
+class HttpLimitsTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    ServerConfig c = test_config();
+    c.limits.max_body_bytes = 4096;
+    c.limits.max_header_bytes = 2048;
+    c.http.header_timeout_s = 0.3;
+    c.http.body_timeout_s = 0.3;
+    c.http.max_connections = 300;
+    start(c, FakeEngineConfig{.max_active = 512});
+  }
+};
+
+TEST_F(HttpLimitsTest, OversizedBodyGets413WithoutBeingRead) {
+  const std::string body = json{{"prompt", std::string(10000, 'a')}}.dump();
+  const auto r = request(port_, "POST", "/v1/completions", body);
+  ASSERT_EQ(r.status, 413);
+  EXPECT_EQ(r.header("connection"), "close");
+  EXPECT_EQ(r.json()["error"]["message"], "the request body of " + std::to_string(body.size()) +
+                                              " bytes is larger than the limit of 4096 bytes (the server's "
+                                              "--max-body-bytes)");
+  EXPECT_EQ(get("/health").status, 200);
+  EXPECT_TRUE(engine_->submitted().empty());
+}
+
+TEST_F(HttpLimitsTest, OversizedChunkedBodyGets413) {
+  Connection c(port_);
+  std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 10; ++i) req += "3e8\r\n" + std::string(1000, 'a') + "\r\n";
+  req += "0\r\n\r\n";
+  ASSERT_TRUE(c.send(req));
+  auto r = c.read_response();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(r->json()["error"]["message"],
+            "the request body is larger than the limit of 4096 bytes (the server's --max-body-bytes)");
+}
+
+TEST_F(HttpLimitsTest, OversizedHeadGets431) {
+  const auto r = request(port_, "GET", "/health", "", {"X-Big: " + std::string(4000, 'x')});
+  ASSERT_EQ(r.status, 431);
+  EXPECT_EQ(r.json()["error"]["message"],
+            "the request head is larger than 2048 bytes; send fewer or shorter headers (the server's limit is "
+            "--max-header-bytes)");
+}
+
+TEST_F(HttpLimitsTest, UnknownRouteIs404AndWrongMethodIs405) {
+  auto r = get("/v2/nothing");
+  ASSERT_EQ(r.status, 404);
+  EXPECT_EQ(r.json()["error"]["type"], "not_found_error");
+  EXPECT_EQ(r.json()["error"]["message"],
+            "no route for GET \"/v2/nothing\"; this server serves /v1/completions, /v1/chat/completions, /v1/models, "
+            "/tokenize, /detokenize, /health and /metrics");
+  r = get("/v1/completions");
+  ASSERT_EQ(r.status, 405);
+  EXPECT_EQ(r.header("allow"), "POST");
+  EXPECT_EQ(r.json()["error"]["message"], "/v1/completions does not accept \"GET\"; use POST");
+  r = request(port_, "DELETE", "/v1/models");
+  EXPECT_EQ(r.status, 405);
+}
+
+TEST_F(HttpLimitsTest, MalformedHttpGets400AndClose) {
+  Connection c(port_);
+  ASSERT_TRUE(c.send("THIS IS NOT HTTP\r\n\r\n"));
+  auto r = c.read_response();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->json()["error"]["message"].get<std::string>().rfind("malformed HTTP request: ", 0), 0u);
+  EXPECT_TRUE(c.wait_closed(5000));
+}
+
+TEST_F(HttpLimitsTest, SlowHeadIsCutOff) {
+  Connection c(port_);
+  ASSERT_TRUE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\n"));  // never finishes the head
+  EXPECT_TRUE(c.wait_closed(5000));
+  EXPECT_EQ(get("/health").status, 200);
+}
+
+TEST_F(HttpLimitsTest, SlowBodyIsCutOff) {
+  Connection c(port_);
+  ASSERT_TRUE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"prompt\""));
+  EXPECT_TRUE(c.wait_closed(5000));
+  EXPECT_TRUE(engine_->submitted().empty());
+}
+
+TEST_F(HttpLimitsTest, IdleKeepAliveConnectionIsClosed) {
+  Connection c(port_);
+  ASSERT_TRUE(c.send(format_request("GET", "/health")));
+  ASSERT_TRUE(c.read_response().has_value());
+  EXPECT_TRUE(c.wait_closed(5000));
+}
+
+TEST_F(HttpLimitsTest, ExpectContinueGetsAnInterimResponse) {
+  Connection c(port_);
+  const std::string body = json{{"prompt", "hi"}, {"max_tokens", 1}}.dump();
+  ASSERT_TRUE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\n\r\n"));
+  auto interim = c.read_head();
+  ASSERT_TRUE(interim.has_value());
+  EXPECT_EQ(interim->status, 100);
+  ASSERT_TRUE(c.send(body));
+  auto r = c.read_response();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->json()["usage"]["completion_tokens"], 1);
+}
+
+TEST_F(HttpLimitsTest, ManyConcurrentStreamsOnTwoThreads) {
+  // 256 streaming clients at once, all served by the two HTTP threads; every stream complete and well-formed.
+  constexpr int kClients = 256;
+  std::vector<std::unique_ptr<Connection>> conns;
+  for (int i = 0; i < kClients; ++i) {
+    conns.push_back(std::make_unique<Connection>(port_));
+    ASSERT_TRUE(conns.back()->ok());
+    const json body = {{"prompt", {1, 300 + i % 100}}, {"max_tokens", 8}, {"stream", true}};
+    ASSERT_TRUE(conns.back()->send(format_request("POST", "/v1/completions", body.dump())));
+  }
+  for (int i = 0; i < kClients; ++i) {
+    auto r = conns[i]->read_response();
+    ASSERT_TRUE(r.has_value()) << "client " << i;
+    ASSERT_EQ(r->status, 200);
+    const auto events = r->sse_data();
+    ASSERT_EQ(events.size(), 9u);
+    EXPECT_EQ(events.back(), "[DONE]");
+    std::string text;
+    for (size_t k = 0; k + 1 < events.size(); ++k) text += json::parse(events[k])["choices"][0]["text"];
+    EXPECT_EQ(text, fake_text({1, 300 + i % 100}, 8));
+  }
+  EXPECT_EQ(engine_->n_active(), 0);
+}
+
+class ConnectionCapTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    ServerConfig c = test_config();
+    c.http.max_connections = 2;
+    start(c);
+  }
+};
+
+TEST_F(ConnectionCapTest, ConnectionsBeyondTheCapGet503) {
+  Connection a(port_), b(port_);
+  ASSERT_TRUE(a.send(format_request("GET", "/health")));
+  ASSERT_TRUE(a.read_response().has_value());
+  ASSERT_TRUE(b.send(format_request("GET", "/health")));
+  ASSERT_TRUE(b.read_response().has_value());
+  Connection c(port_);
+  auto r = c.read_response();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->json()["error"]["message"],
+            "the server has reached its limit of 2 connections; retry later (the server's --max-connections)");
+  c.close();
+  a.close();
+  // Once a slot frees, new connections are served again.
+  ASSERT_TRUE(engine_->wait_for([&](const FakeEngine&) { return server_->n_connections() <= 1; }));
+  EXPECT_EQ(get("/health").status, 200);
+}
+
+}  // namespace
+}  // namespace kairo::server::testing

@@ -1,0 +1,203 @@
+// `kairo serve --model M [--port 8080]`: the OpenAI-compatible HTTP server. It listens at once (GET /health says
+// 503 "loading" until the engine is up), loads the model, prints the memory plan, serves, and on SIGTERM/SIGINT
+// finishes or cancels in-flight requests within --shutdown-timeout, then exits 0.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "command_registry.h"
+#include "core/format.h"
+#include "engine/engine.h"
+#include "gguf/gguf_file.h"
+#include "model/model.h"
+#include "server/auth.h"
+#include "server/server.h"
+#include "tokenizer/jinja/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::tools {
+namespace {
+
+struct ServeArgs {
+  std::string model = "models/aidreams260K.gguf";
+  std::vector<std::string> served_names;  // first = the id in /v1/models; the rest are aliases
+  std::string api_key_file;
+  server::ServerConfig server;
+  // Engine.
+  int threads = 0;
+  int max_num_seqs = 64;
+  int max_num_batched_tokens = 512;
+  int block_size = 16;
+  double kv_cache_mib = 0;  // 0 = the engine's default sizing
+  int max_waiting = 1024;
+  bool no_prefix_caching = false;
+};
+
+// The engine that serves requests. Everything engine-specific lives here, so the server sees only EngineClient.
+struct EngineHolder {
+  std::unique_ptr<engine::Engine> engine;
+};
+
+Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer& tok, const ServeArgs& a) {
+  engine::EngineConfig config;
+  config.n_threads = a.threads;
+  config.scheduler.max_num_seqs = a.max_num_seqs;
+  config.scheduler.max_num_batched_tokens = a.max_num_batched_tokens;
+  config.block_size = a.block_size;
+  config.kv_cache_bytes = static_cast<uint64_t>(a.kv_cache_mib * 1024.0 * 1024.0);
+  config.max_waiting = a.max_waiting;
+  config.enable_prefix_caching = !a.no_prefix_caching;
+  KAIRO_TRY_ASSIGN(auto engine, engine::Engine::create(model, tok, config));
+  return EngineHolder{std::move(engine)};
+}
+
+// The model's own Jinja chat template, rendered with the variables transformers passes.
+server::ChatTemplate jinja_template(std::string source, std::string bos, std::string eos) {
+  return [source = std::move(source), bos = std::move(bos),
+          eos = std::move(eos)](const server::ChatTemplateInput& in) -> Result<std::string> {
+    nlohmann::ordered_json context = in.kwargs.is_object() ? in.kwargs : nlohmann::ordered_json::object();
+    context["messages"] = in.messages;
+    if (!in.tools.is_null()) context["tools"] = in.tools;
+    context["add_generation_prompt"] = in.add_generation_prompt;
+    context["bos_token"] = bos;
+    context["eos_token"] = eos;
+    return jinja::render(source, context);
+  };
+}
+
+int run_serve(ServeArgs a) {
+  auto fail = [](const std::string& msg) {
+    std::fprintf(stderr, "error: %s\n", msg.c_str());
+    return 1;
+  };
+  if (!a.api_key_file.empty()) {
+    auto keys = server::load_api_key_file(a.api_key_file);
+    if (!keys.ok()) return fail(keys.error().message);
+    a.server.api_keys.insert(a.server.api_keys.end(), keys->begin(), keys->end());
+  }
+  server::ModelInfo info;
+  info.id = a.served_names.empty() ? std::filesystem::path(a.model).stem().string() : a.served_names[0];
+  if (a.served_names.size() > 1) info.aliases.assign(a.served_names.begin() + 1, a.served_names.end());
+  info.created = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+
+  server::Server srv(a.server, info);
+  if (auto s = srv.start(); !s.ok()) return fail(s.error().message);
+  std::fprintf(stderr, "kairo serve: listening on http://%s:%d (loading %s)\n", a.server.host.c_str(), srv.port(),
+               a.model.c_str());
+
+  auto model = model::Model::load(a.model);
+  if (!model.ok()) return fail(model.error().message);
+  auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
+  if (!tok.ok()) return fail(tok.error().message);
+  const tokenizer::Tokenizer& tk = **tok;
+
+  server::ChatTemplate chat_template;  // empty: ChatML
+  if ((*model)->file().find("tokenizer.chat_template")) {
+    auto source = (*model)->file().get_string("tokenizer.chat_template");
+    if (!source.ok()) return fail(source.error().message);
+    const std::string bos = tk.bos_id() >= 0 ? tk.token_text(tk.bos_id()) : "";
+    const std::string eos = tk.eos_id() >= 0 ? tk.token_text(tk.eos_id()) : "";
+    chat_template = jinja_template(*source, bos, eos);
+  } else {
+    std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
+  }
+
+  auto engine = make_engine(**model, tk, a);
+  if (!engine.ok()) return fail("cannot start the engine: " + engine.error().message);
+  std::fprintf(stderr, "kairo serve: weights %s; %s\n", human_bytes((*model)->file().file_size()).c_str(),
+               engine->engine->memory_summary().c_str());
+
+  srv.attach(*engine->engine, tk, std::move(chat_template));
+  std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
+               engine->engine->context_length());
+  const bool drained = srv.run_until_signal();
+  std::fprintf(stderr, "kairo serve: stopped (%s)\n",
+               drained ? "all requests finished" : "requests still running at --shutdown-timeout were cancelled");
+  return 0;
+}
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  auto& s = a->server;
+  auto& lim = s.limits;
+  auto& http = s.http;
+  CLI::App* cmd = app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
+  cmd->add_option("--model,-m", a->model, "GGUF model file")->capture_default_str();
+  cmd->add_option("--host", s.host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", s.port, "Port to listen on (0 = any free port)")->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--served-model-name", a->served_names,
+                  "Name(s) clients use as `model`; the first is listed by /v1/models (default: the file's stem)");
+  cmd->add_option("--api-key", s.api_keys, "Require `Authorization: Bearer <key>` (repeatable)");
+  cmd->add_option("--api-key-file", a->api_key_file, "File with one API key per line ('#' comments)");
+  cmd->add_option("--cors-origin", s.cors_origin, "Allow browser requests from this origin ('*' for any); off by default");
+  cmd->add_option("--metrics-prefix", s.metrics_prefix, "Prefix of the /metrics names ('vllm:' for vLLM dashboards)")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-timeout", s.shutdown_timeout_s,
+                  "Seconds in-flight requests may finish after SIGTERM/SIGINT before they are cancelled")
+      ->capture_default_str()->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--http-threads", s.n_http_threads, "HTTP threads (0 = min(4, cores))")->capture_default_str()
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--retry-after", s.retry_after_s, "Retry-After seconds sent with 429 when the queue is full")
+      ->capture_default_str()->check(CLI::Range(0, 3600));
+  cmd->add_flag("--no-access-log", [a](int64_t) { a->server.access_log = false; }, "Do not log requests to stderr");
+  // Request limits.
+  cmd->add_option("--max-body-bytes", lim.max_body_bytes, "Largest request body (413 beyond)")->capture_default_str();
+  cmd->add_option("--max-header-bytes", lim.max_header_bytes, "Largest request head (431 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-json-depth", lim.max_json_depth, "Deepest JSON nesting in a body")->capture_default_str()
+      ->check(CLI::Range(2, 10000));
+  cmd->add_option("--max-messages", lim.max_messages, "Chat messages per request")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-tools", lim.max_tools, "Tools per request")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-stop", lim.max_stop, "Stop strings per request")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-stop-bytes", lim.max_stop_bytes, "Bytes per stop string")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-n", lim.max_n, "Choices per request (n x prompts)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-prompts", lim.max_prompts, "Prompts in one /v1/completions batch")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-logprobs", lim.max_logprobs, "Largest logprobs / top_logprobs")->capture_default_str()
+      ->check(CLI::Range(0, 20));
+  cmd->add_option("--max-logit-bias", lim.max_logit_bias, "Entries of logit_bias")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-tokens-limit", lim.max_tokens, "Cap on max_tokens (0 = the context length)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-connections", http.max_connections, "Open connections (503 beyond)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--header-timeout", http.header_timeout_s, "Seconds to wait for a request head (and keep-alive idle)")
+      ->capture_default_str()->check(CLI::Range(0.01, 3600.0));
+  cmd->add_option("--body-timeout", http.body_timeout_s, "Seconds to receive a request body")->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0));
+  cmd->add_option("--write-timeout", http.write_timeout_s, "Seconds one write to a client may take")
+      ->capture_default_str()->check(CLI::Range(0.01, 3600.0));
+  // Engine.
+  cmd->add_option("--threads", a->threads, "Compute threads (0 = all available cores)")->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--max-num-seqs", a->max_num_seqs, "Sequences batched in one engine step")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-num-batched-tokens", a->max_num_batched_tokens, "Token budget of one engine step")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--block-size", a->block_size, "KV-cache block size in tokens")->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--kv-cache-memory", a->kv_cache_mib, "KV-cache size in MiB (0 = room for --max-num-seqs at full "
+                                                         "context, at most half the free memory)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-waiting", a->max_waiting, "Queued requests beyond this get 429")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-prefix-caching", a->no_prefix_caching, "Disable prefix caching");
+  cmd->callback([a] { set_exit_code(run_serve(*a)); });
+}
+
+}  // namespace
+
+KAIRO_REGISTER_COMMAND(serve, setup);
+
+}  // namespace kairo::tools
