@@ -1,0 +1,102 @@
+// `kairo bench batch --model M --batch 1,2,4,...`: aggregate throughput of B sequences decoded together through the
+// engine, like llama-batched-bench (see bench/batch_bench.h).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "bench/batch_bench.h"
+#include "bench_common.h"
+#include "bench_registry.h"
+#include "command_registry.h"
+
+namespace kairo::tools {
+namespace {
+
+struct BatchArgs {
+  std::string model;
+  bench::BatchBenchOptions options;
+  bool json = false;
+};
+
+int run_bench_batch(const BatchArgs& a) {
+  if (a.options.n_threads < 0) {
+    std::fprintf(stderr, "error: --threads must be >= 0\n");
+    return 1;
+  }
+  auto model = model::Model::load(a.model);
+  if (!model.ok()) {
+    std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
+    return 1;
+  }
+  model::Model& m = **model;
+  auto tok = tokenizer::Tokenizer::from_gguf(m.file());
+  if (!tok.ok()) {
+    std::fprintf(stderr, "error: %s (the engine needs the model's tokenizer; `kairo synth` copies one)\n",
+                 tok.error().message.c_str());
+    return 1;
+  }
+  const int n_threads = a.options.n_threads > 0 ? a.options.n_threads : ThreadPool::available_cores();
+  if (!a.json) {
+    std::printf("model: %s (%s), backend %s, %d threads, prompt %d, gen %d\n\n", a.model.c_str(),
+                model_label(m).c_str(), m.backend().name, n_threads, a.options.n_prompt, a.options.n_gen);
+    std::printf("| B | PP | TG | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |\n");
+    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    std::fflush(stdout);
+  }
+  auto print_row = [&](const bench::BatchBenchRow& r) {
+    if (a.json) return;
+    std::printf("| %d | %d | %d | %.3f | %.2f | %.3f | %.2f | %.3f | %.2f |\n", r.n_seqs, r.n_prompt * r.n_seqs,
+                r.n_gen * r.n_seqs, r.prefill_seconds, r.prefill_tps, r.gen_seconds, r.gen_tps, r.total_seconds,
+                r.total_tps);
+    std::fflush(stdout);
+  };
+  auto rows = bench::run_batch_bench(m, **tok, a.options, print_row);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "error: %s\n", rows.error().message.c_str());
+    return 1;
+  }
+  if (a.json) {
+    nlohmann::json j;
+    j["model"] = a.model;
+    j["arch"] = m.config().arch;
+    j["types"] = matrix_types(m.file());
+    j["backend"] = m.backend().name;
+    j["threads"] = n_threads;
+    j["n_prompt"] = a.options.n_prompt;
+    j["n_gen"] = a.options.n_gen;
+    j["rows"] = nlohmann::json::array();
+    for (const auto& r : *rows) {
+      j["rows"].push_back({{"n_seqs", r.n_seqs},
+                           {"prefill_s", r.prefill_seconds},
+                           {"prefill_ts", r.prefill_tps},
+                           {"gen_s", r.gen_seconds},
+                           {"gen_tokens", r.gen_tokens},
+                           {"total_tokens", r.total_tokens},
+                           {"gen_ts", r.gen_tps},
+                           {"total_s", r.total_seconds},
+                           {"total_ts", r.total_tps}});
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  }
+  return 0;
+}
+
+void setup(CLI::App& bench) {
+  auto a = std::make_shared<BatchArgs>();
+  CLI::App* cmd = bench.add_subcommand("batch", "Aggregate t/s of B sequences decoded together (llama-batched-bench)");
+  cmd->add_option("--model,-m", a->model, "GGUF model file (with a tokenizer)")->required();
+  cmd->add_option("--batch", a->options.n_seqs, "Sequence counts, comma-separated")->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--prompt", a->options.n_prompt, "Prompt tokens per sequence")->capture_default_str();
+  cmd->add_option("--gen", a->options.n_gen, "Generated tokens per sequence")->capture_default_str();
+  cmd->add_option("--threads", a->options.n_threads, "Threads (0 = all available cores)");
+  cmd->add_option("--max-batched-tokens", a->options.max_batched_tokens, "Engine token budget per step")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->callback([a] { set_exit_code(run_bench_batch(*a)); });
+}
+
+}  // namespace
+
+KAIRO_REGISTER_BENCH(batch, setup);
+
+}  // namespace kairo::tools
