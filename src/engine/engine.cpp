@@ -352,6 +352,7 @@ void Engine::finish(Sequence& seq, FinishReason reason, RequestOutput& out) {
     }
   }
   scheduler_.remove(&seq);
+  publish_stats();  // a client that sees its request finish must also see its blocks freed
   seq.on_output(out);
   std::lock_guard<std::mutex> lock(mutex_);
   if (--n_active_ == 0) idle_.notify_all();

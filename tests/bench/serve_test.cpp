@@ -55,7 +55,9 @@ TEST(BenchServe, ClosedLoopSweepCountsAndLatencies) {
   ASSERT_TRUE(result.ok()) << result.error().message;
   ASSERT_EQ(result->levels.size(), 2u);
   for (const auto& run : result->runs) expect_records(run, 6, 5, 0.030, 0.004);
-  EXPECT_LE(server.max_in_flight(), 3);
+  // The fake server counts a request until its handler returns, a moment after the client has read the last byte
+  // and may already have started its next request: allow that one overlap, never more.
+  EXPECT_LE(server.max_in_flight(), 4);
   const auto& m = result->levels[1];
   EXPECT_EQ(m.label, "concurrency 3");
   EXPECT_EQ(m.n_ok, 6);

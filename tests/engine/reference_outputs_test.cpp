@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -94,6 +95,7 @@ TEST_P(AidreamsReference, GreedyTokensAndLogitsMatchLlamaCpp) {
   for (size_t i = 0; i < out.result.step_logits.size(); ++i) {
     const auto ref = steps[i]["logits"].get<std::vector<float>>();
     const Comparison c = compare(out.result.step_logits[i], ref);
+    std::printf("aidreams %s step %zu: max |diff| %.6f\n", GetParam().c_str(), i, c.max_abs);
     EXPECT_LT(c.max_abs, 1e-3) << "step " << i;
   }
 }
@@ -116,6 +118,8 @@ TEST_P(SynthReference, FirstStepLogitsMatchLlamaCpp) {
   for (size_t i = 0; i < out.result.step_logits.size(); ++i) {
     const auto ref = steps[i]["logits"].get<std::vector<float>>();
     const Comparison c = compare(out.result.step_logits[i], ref);
+    std::printf("%s step %zu: cosine %.6f, max |diff| %.4f (ref std %.4f)\n", sc.name.c_str(), i, c.cosine, c.max_abs,
+                c.ref_std);
     EXPECT_GE(c.cosine, sc.min_cosine) << "step " << i;
     int ref_top = 0;
     const double m = margin(ref, &ref_top);

@@ -10,7 +10,7 @@ int64_t pad512(int64_t n) { return (n + 511) / 512 * 512; }
 
 size_t act_q8_bytes(int64_t n_cols) {
   const auto n = static_cast<size_t>(pad512(n_cols));
-  return n + n + n + 2 * align_up(n / 32 * 4, 64);  // q, sum4, d_lane, d, s
+  return n + n + 3 * align_up(n / 32 * 4, 64);  // q, sum4, bsum, d, s
 }
 
 ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
@@ -21,9 +21,10 @@ ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
   auto* p = static_cast<uint8_t*>(mem);
   a.q = reinterpret_cast<int8_t*>(p);
   a.sum4 = reinterpret_cast<int32_t*>(p + n);
-  a.d_lane = reinterpret_cast<float*>(p + 2 * n);
-  a.d = reinterpret_cast<float*>(p + 3 * n);
-  a.s = reinterpret_cast<float*>(p + 3 * n + align_up(n / 32 * 4, 64));
+  const size_t per_block = align_up(n / 32 * 4, 64);
+  a.bsum = reinterpret_cast<int32_t*>(p + 2 * n);
+  a.d = reinterpret_cast<float*>(p + 2 * n + per_block);
+  a.s = reinterpret_cast<float*>(p + 2 * n + 2 * per_block);
   return a;
 }
 

@@ -15,9 +15,11 @@ inline constexpr int kTileTokens = 16;  // tokens per GEMM tile (AMX B tile: 16 
 struct ActQ8 {
   int64_t n_cols = 0;
   int64_t n_pad = 0;
-  int8_t* q = nullptr;        // [n_pad] x / d rounded
-  int32_t* sum4 = nullptr;    // [n_pad / 4] sum of each lane's 4 values (for weight zero-point corrections)
-  float* d_lane = nullptr;    // [n_pad / 4] the scale of the block each lane belongs to
+  // [n_pad] x / d rounded: in column order, or (interleaved, for the packed weight layouts) per 512 columns
+  // [k = 0..7][block 0..15][4]: byte 64k + 4j + i holds column 32j + 4k + i, so one vpdpbusd lane = one block.
+  int8_t* q = nullptr;
+  int32_t* sum4 = nullptr;    // [n_pad / 4] column order only: sum of each lane's 4 values (zero-point corrections)
+  int32_t* bsum = nullptr;    // [n_pad / 32] interleaved only: sum of each block's q (zero-point corrections)
   float* d = nullptr;         // [n_pad / 32] block scales
   float* s = nullptr;         // [n_pad / 32] float sums of x over each block (for weight mins)
 };
@@ -47,8 +49,9 @@ ActTiles act_tiles_layout(void* mem, int64_t n_cols, int64_t n_tokens);
 }  // namespace kairo::kernels::cpu
 
 namespace kairo::kernels::avx512 {
-// Quantizes x[n_cols] (n_cols a multiple of 32).
-void quantize_act_q8(const float* x, cpu::ActQ8& a);
+// Quantizes x[n_cols] (n_cols a multiple of 32); `interleaved` picks the q layout (see ActQ8). Per block exactly
+// as quantize_act_tiles, so one token gets the same int8 values and scales in either path.
+void quantize_act_q8(const float* x, bool interleaved, cpu::ActQ8& a);
 // Quantizes tokens [t0, t1) of x[n_tokens, n_cols] into their tiles; `as_unsigned` stores q + 128 (for vpdpbusd,
 // whose first operand is unsigned). t0 and t1 are multiples of 16: whole tiles, including padding tokens.
 void quantize_act_tiles(const float* x, int64_t t0, int64_t t1, bool as_unsigned, cpu::ActTiles& a);

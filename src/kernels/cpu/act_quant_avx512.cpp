@@ -30,25 +30,46 @@ inline void quantize_block(const float* x, int8_t* q, float* d_out, float* s_out
 
 }  // namespace
 
-void quantize_act_q8(const float* x, cpu::ActQ8& a) {
+namespace {
+void transpose_16x8_dwords(const int8_t* rows, uint8_t* out, __m512i flip);
+}  // namespace
+
+void quantize_act_q8(const float* x, bool interleaved, cpu::ActQ8& a) {
   const int64_t nb = a.n_cols / cpu::kActBlock;
-  for (int64_t b = 0; b < nb; ++b) quantize_block(x + b * 32, a.q + b * 32, a.d + b, a.s + b);
   const int64_t nb_pad = a.n_pad / cpu::kActBlock;
-  std::memset(a.q + nb * 32, 0, static_cast<size_t>((nb_pad - nb) * 32));
-  for (int64_t b = nb; b < nb_pad; ++b) a.d[b] = a.s[b] = 0.0f;
+  alignas(64) int8_t tmp[16 * 32];
+  for (int64_t g = 0; g < nb_pad / 16; ++g) {
+    int8_t* q = interleaved ? tmp : a.q + g * 512;
+    for (int64_t j = 0; j < 16; ++j) {
+      const int64_t b = g * 16 + j;
+      if (b < nb) {
+        quantize_block(x + b * 32, q + 32 * j, a.d + b, a.s + b);
+      } else {
+        std::memset(q + 32 * j, 0, 32);
+        a.d[b] = a.s[b] = 0.0f;
+      }
+    }
+    if (interleaved) transpose_16x8_dwords(tmp, reinterpret_cast<uint8_t*>(a.q + g * 512), _mm512_setzero_si512());
+  }
+  // Lane sums: sum4 in column order, bsum in the interleaved one (vector k of a group: lane j = block j).
   const __m512i ones = _mm512_set1_epi8(1);
   for (int64_t i = 0; i < a.n_pad; i += 64) {
-    const __m512i q = _mm512_load_si512(a.q + i);
-    _mm512_storeu_si512(a.sum4 + i / 4, _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, q));
-    const __m512 d = _mm512_mask_mov_ps(_mm512_set1_ps(a.d[i / 32]), 0xFF00, _mm512_set1_ps(a.d[i / 32 + 1]));
-    _mm512_storeu_ps(a.d_lane + i / 4, d);
+    const __m512i s4 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_load_si512(a.q + i));
+    if (interleaved) {
+      int32_t* bs = a.bsum + i / 512 * 16;
+      const __m512i prev = i % 512 == 0 ? _mm512_setzero_si512() : _mm512_loadu_si512(bs);
+      _mm512_storeu_si512(bs, _mm512_add_epi32(prev, s4));
+    } else {
+      _mm512_storeu_si512(a.sum4 + i / 4, s4);
+    }
   }
 }
 
 namespace {
 
-// rows[t] = 8 dwords of token t (16 tokens, 512 bytes) -> out[k][t] = rows[t][k]: the [k4][token][4] tile layout.
-inline void transpose_16x8_dwords(const int8_t* rows, uint8_t* out, __m512i flip) {
+// rows[t] = 8 dwords of token t (16 tokens, 512 bytes) -> out[k][t] = rows[t][k]: the [k4][token][4] tile layout
+// (also the interleaved ActQ8 layout, with blocks in place of tokens).
+void transpose_16x8_dwords(const int8_t* rows, uint8_t* out, __m512i flip) {
   __m512i z[8], y[8];
   for (int j = 0; j < 8; ++j) z[j] = _mm512_load_si512(rows + 64 * j);  // tokens 2j, 2j+1
   // y[2m + h], lane 4k' + i: token 4m + i, dword 4h + k'

@@ -166,12 +166,13 @@ inline __m512 q6k_scales(const uint8_t* block) {
   return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)), _mm512_set1_ps(half_at(block + 208)));
 }
 
-// out[16 * c + r] = rows[r][c]: a 16x16 float transpose (the GEMM tiles accumulate rows x tokens; y is tokens x rows).
-inline void store_transposed_16x16(const __m512* rows, float* out) {
+// out[c] lane r = in[r] lane c: a 16x16 float transpose (the GEMM tiles accumulate rows x tokens, y is tokens x
+// rows; the GEMV finisher turns per-row block vectors into per-block row vectors).
+inline void transpose_16x16(const __m512* in, __m512* out) {
   __m512 t[16], r[16];
   for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
+    t[2 * i] = _mm512_unpacklo_ps(in[2 * i], in[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(in[2 * i], in[2 * i + 1]);
   }
   for (int i = 0; i < 4; ++i) {
     const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
@@ -187,10 +188,85 @@ inline void store_transposed_16x16(const __m512* rows, float* out) {
     const __m512 s2 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x44);
     const __m512 s3 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xEE);
     const __m512 s4 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xEE);
-    _mm512_storeu_ps(out + 16 * k, _mm512_shuffle_f32x4(s1, s2, 0x88));
-    _mm512_storeu_ps(out + 16 * (4 + k), _mm512_shuffle_f32x4(s1, s2, 0xDD));
-    _mm512_storeu_ps(out + 16 * (8 + k), _mm512_shuffle_f32x4(s3, s4, 0x88));
-    _mm512_storeu_ps(out + 16 * (12 + k), _mm512_shuffle_f32x4(s3, s4, 0xDD));
+    out[k] = _mm512_shuffle_f32x4(s1, s2, 0x88);
+    out[4 + k] = _mm512_shuffle_f32x4(s1, s2, 0xDD);
+    out[8 + k] = _mm512_shuffle_f32x4(s3, s4, 0x88);
+    out[12 + k] = _mm512_shuffle_f32x4(s3, s4, 0xDD);
+  }
+}
+
+// out[16 * c + r] = rows[r][c].
+inline void store_transposed_16x16(const __m512* rows, float* out) {
+  __m512 t[16];
+  transpose_16x16(rows, t);
+  for (int c = 0; c < 16; ++c) _mm512_storeu_ps(out + 16 * c, t[c]);
+}
+
+// Deterministic reduction (batch invariance): a sum of 16 partial sums x_0..x_15 always uses this one tree,
+//   ((S_0 + S_1) + (S_2 + S_3)),  S_L = (x_4L + x_4L+2) + (x_4L+1 + x_4L+3),
+// whether the 16 values are the lanes of one vector (GEMV: sum_lanes16, 16 vectors at once) or 16 vectors summed
+// lane by lane (GEMM: tree_sum16). Both must stay the same tree, or one token's result would depend on the batch.
+inline __m512 tree_sum16(const __m512* x) {
+  __m512 s[4];
+  for (int l = 0; l < 4; ++l)
+    s[l] = _mm512_add_ps(_mm512_add_ps(x[4 * l], x[4 * l + 2]), _mm512_add_ps(x[4 * l + 1], x[4 * l + 3]));
+  return _mm512_add_ps(_mm512_add_ps(s[0], s[1]), _mm512_add_ps(s[2], s[3]));
+}
+
+// Lane i of the result = the tree above over the 16 lanes of v[i].
+inline __m512 sum_lanes16(const __m512* v) {
+  __m512 s[8], t[4];
+  for (int i = 0; i < 8; ++i)  // lanes 4L+k: (x_4L + x_4L+2), (x_4L+1 + x_4L+3) of v[2i] and v[2i+1]
+    s[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  for (int i = 0; i < 4; ++i) {  // S_L of four vectors per 128-bit lane
+    const __m512d a = _mm512_castps_pd(s[2 * i]), b = _mm512_castps_pd(s[2 * i + 1]);
+    t[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+  const __m512 u = _mm512_add_ps(_mm512_shuffle_f32x4(t[0], t[1], 0x88), _mm512_shuffle_f32x4(t[0], t[1], 0xDD));
+  const __m512 w = _mm512_add_ps(_mm512_shuffle_f32x4(t[2], t[3], 0x88), _mm512_shuffle_f32x4(t[2], t[3], 0xDD));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(u, w, 0x88), _mm512_shuffle_f32x4(u, w, 0xDD));
+}
+
+// Integer lane sums (exact, so any order): lane 4L + k of the result = the sum of 128-bit lane L of v[k].
+inline __m512i hsum_128lanes4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
+  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+}
+
+// 16 block sums from 8 vectors whose lanes 0-7 belong to block 2k and 8-15 to block 2k+1 (v[k]), given as
+// lo = hsum_128lanes4(v[0..3]) and hi = hsum_128lanes4(v[4..7]). Lane j of the result = block j.
+inline __m512i block_sums_8lane(__m512i lo, __m512i hi) {
+  const __m512i c = _mm512_add_epi32(_mm512_shuffle_i32x4(lo, hi, 0x88), _mm512_shuffle_i32x4(lo, hi, 0xDD));
+  // c: [blocks 0 2 4 6, 1 3 5 7, 8 10 12 14, 9 11 13 15]
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), c);
+}
+
+// 16 block sums from 4 vectors whose lanes 4q..4q+3 belong to block 4c + q (v[c]): lane j of the result = block j.
+inline __m512i block_sums_4lane(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+  const __m512i h = hsum_128lanes4(v0, v1, v2, v3);  // lane 4q + c: block 4c + q
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), h);
+}
+
+// v[k] lane j = dwords k of block j (16 blocks x 8 dwords, k-major) -> out[m] = [block 2m... ] as two 256-bit
+// halves per vector: out[j] = [block j, block 4 + j], out[4 + j] = [block 8 + j, block 12 + j] (j = 0..3).
+inline void transpose_8x16_dwords(const __m512i* v, __m512i* out) {
+  __m512i lo[4], hi[4], x[2][4];
+  for (int i = 0; i < 4; ++i) {
+    lo[i] = _mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+    hi[i] = _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+  }
+  for (int q = 0; q < 2; ++q) {  // x[q][j], 128-bit lane L: dwords 4q..4q+3 of block 4L + j
+    x[q][0] = _mm512_unpacklo_epi64(lo[2 * q], lo[2 * q + 1]);
+    x[q][1] = _mm512_unpackhi_epi64(lo[2 * q], lo[2 * q + 1]);
+    x[q][2] = _mm512_unpacklo_epi64(hi[2 * q], hi[2 * q + 1]);
+    x[q][3] = _mm512_unpackhi_epi64(hi[2 * q], hi[2 * q + 1]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    const __m512i a = _mm512_shuffle_i32x4(x[0][j], x[1][j], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i b = _mm512_shuffle_i32x4(x[0][j], x[1][j], _MM_SHUFFLE(3, 2, 3, 2));
+    out[j] = _mm512_shuffle_i32x4(a, a, _MM_SHUFFLE(3, 1, 2, 0));
+    out[4 + j] = _mm512_shuffle_i32x4(b, b, _MM_SHUFFLE(3, 1, 2, 0));
   }
 }
 

@@ -70,8 +70,7 @@ inline void store_products(int n, int set, int32_t (*c)[256]) {
   }
 }
 
-// acc[row] += (c[row] * activation scales) * weight scale (+ weight min * activation sums).
-template <bool kMin>
+// acc[row] = fma(c[row] * activation scales, weight scale, acc[row]): c_b * dw_b in block order (quant_matmul.h).
 inline void scale_block(const int32_t* c, const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile,
                         int64_t b, __m512* acc) {
   const int64_t ab = b * w.block_k / 32;
@@ -81,17 +80,11 @@ inline void scale_block(const int32_t* c, const avx512::WeightTile& w, const cpu
     const __m512 ci = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + 16 * i)), da);
     acc[i] = _mm512_fmadd_ps(ci, _mm512_set1_ps(d[i * w.scale_stride]), acc[i]);
   }
-  if constexpr (kMin) {
-    const __m512 s = _mm512_load_ps(a.s_at(tile, ab));
-    const float* m = w.m + b;
-    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(m[i * w.scale_stride]), s, acc[i]);
-  }
 }
 
 // Software-pipelined: the products of the next pair of blocks are issued before the current pair's results are
 // stored, so a tile store never waits on a multiply just issued, and the tile unit works while the vector units
 // scale the previous results into the float accumulators.
-template <bool kMin>
 void tile_kernel(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, float* out) {
   alignas(64) int32_t c[kGroup][256];
   __m512 acc[16];
@@ -104,8 +97,9 @@ void tile_kernel(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t ti
       start_products(w, a, tile, (g + 1) * kGroup, group_size(g + 1), static_cast<int>((g + 1) & 1));
     const int n = group_size(g);
     store_products(n, static_cast<int>(g & 1), c);
-    for (int j = 0; j < n; ++j) scale_block<kMin>(c[j], w, a, tile, g * kGroup + j, acc);
+    for (int j = 0; j < n; ++j) scale_block(c[j], w, a, tile, g * kGroup + j, acc);
   }
+  if (w.m != nullptr) avx512::add_min_terms(w, a, tile, acc);
   avx512::store_transposed_16x16(acc, out);
 }
 
@@ -132,11 +126,7 @@ void configure_tiles(int block_k) {
 void release_tiles() { _tile_release(); }
 
 void gemm_tile_amx(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, float* out) {
-  if (w.m != nullptr) {
-    tile_kernel<true>(w, a, tile, out);
-  } else {
-    tile_kernel<false>(w, a, tile, out);
-  }
+  tile_kernel(w, a, tile, out);
 }
 
 }  // namespace kairo::kernels::amx

@@ -10,8 +10,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
+#include "kernels/cpu/decode_avx512.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/quant_matmul.h"
 #include "kernels/cpu/scratch.h"
@@ -19,19 +21,53 @@
 namespace kairo::kernels::avx512 {
 namespace {
 
+// y[r0 .. r0 + n) from a filled GEMV tile: per block in order acc = fma(c_b, dw_b, acc) with the 16 rows in vector
+// lanes, plus the rows' min terms; the GEMM's arithmetic per output exactly (quant_matmul.h).
+void gemv_finish(const GemvTile& t, int64_t n_blocks, bool with_min, float* y, int n) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    __m512 rows[16], c[16], d[16];
+    for (int i = 0; i < 16; ++i) rows[i] = _mm512_loadu_ps(t.c + i * t.stride + b0);
+    transpose_16x16(rows, c);
+    for (int i = 0; i < 16; ++i) rows[i] = _mm512_loadu_ps(t.d + i * t.stride + b0);
+    transpose_16x16(rows, d);
+    const bool full = b0 + 16 <= n_blocks;
+    for (int j = 0; j < 16; ++j)
+      if (full || b0 + j < n_blocks) acc = _mm512_fmadd_ps(c[j], d[j], acc);
+  }
+  if (with_min) {
+    __m512 slots[16];
+    for (int i = 0; i < 16; ++i) slots[i] = _mm512_loadu_ps(t.mslot + 16 * i);
+    acc = _mm512_add_ps(acc, sum_lanes16(slots));
+  }
+  _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << n) - 1), acc);
+}
+
 void gemv(const MatrixView& w, GemvFn kernel, const float* x, float* y, ThreadPool& pool) {
   void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(w.n_cols));
   cpu::ActQ8 a = cpu::act_q8_layout(mem, w.n_cols);
-  quantize_act_q8(x, a);
-  // Rows in multiples of 4 (the kernels' row group) so both threads get equal work.
-  // Passed by reference: a std::function holding a capturing lambda would allocate on every call.
+  quantize_act_q8(x, /*interleaved=*/w.packing != kPackNone, a);
+  const int64_t n_blocks = w.n_cols / block_k_of(w.dtype);
+  const bool with_min = has_min(w.dtype);
+  // Whole 16-row tiles per thread. Passed by reference: a std::function holding a capturing lambda would allocate
+  // on every call.
   auto job = [&](int ti, int nt) {
-    const int64_t groups = (w.n_rows + 3) / 4;
-    const int64_t g0 = groups * ti / nt;
-    const int64_t g1 = groups * (ti + 1) / nt;
-    const int64_t r0 = std::min(w.n_rows, g0 * 4);
-    const int64_t r1 = std::min(w.n_rows, g1 * 4);
-    if (r0 < r1) kernel(w, a, y, r0, r1);
+    const int64_t tiles = (w.n_rows + kGemvRows - 1) / kGemvRows;
+    const int64_t t0 = tiles * ti / nt;
+    const int64_t t1 = tiles * (ti + 1) / nt;
+    if (t0 >= t1) return;
+    GemvTile t = gemv_tile_layout(cpu::thread_scratch(cpu::ScratchSlot::Weights, gemv_tile_bytes(n_blocks)), n_blocks);
+    for (int64_t tile = t0; tile < t1; ++tile) {
+      const int64_t r0 = tile * kGemvRows;
+      const int n = static_cast<int>(std::min<int64_t>(kGemvRows, w.n_rows - r0));
+      if (n < kGemvRows) {  // lanes of missing rows: zeros (never read back, but no garbage in the arithmetic)
+        std::memset(t.c + n * t.stride, 0, sizeof(float) * static_cast<size_t>((kGemvRows - n) * t.stride));
+        std::memset(t.d + n * t.stride, 0, sizeof(float) * static_cast<size_t>((kGemvRows - n) * t.stride));
+        std::memset(t.mslot + n * 16, 0, sizeof(float) * static_cast<size_t>((kGemvRows - n) * 16));
+      }
+      kernel(w, a, r0, n, t);
+      gemv_finish(t, n_blocks, with_min, y + r0, n);
+    }
   };
   pool.run(std::ref(job));
 }

@@ -10,6 +10,11 @@
 namespace kairo::kernels::avx512 {
 namespace {
 
+// Value e (0..31) of a Q4_0 block, stored unsigned (q + 8).
+uint8_t q4_0_value(const BlockQ4_0& blk, int e) {
+  return static_cast<uint8_t>(e < 16 ? blk.qs[e] & 0x0F : blk.qs[e - 16] >> 4);
+}
+
 void pack_q4_0_row(const uint8_t* src, int64_t n_blocks, uint8_t* dst) {
   const int64_t n_groups = (n_blocks + 15) / 16;
   std::memset(dst, 0, static_cast<size_t>(n_groups * kPackQ4_0GroupBytes));
@@ -17,25 +22,27 @@ void pack_q4_0_row(const uint8_t* src, int64_t n_blocks, uint8_t* dst) {
     BlockQ4_0 blk;
     std::memcpy(&blk, src + b * sizeof(BlockQ4_0), sizeof(blk));
     uint8_t* group = dst + (b / 16) * kPackQ4_0GroupBytes;
-    std::memcpy(group + 256 + 2 * (b % 16), &blk.d, 2);
-    for (int e = 0; e < 32; ++e) {
-      const uint8_t q = e < 16 ? blk.qs[e] & 0x0F : blk.qs[e - 16] >> 4;
-      const int col = static_cast<int>(b % 16) * 32 + e;  // column within the group
-      const int sub = col / 128, in = col % 128;
-      uint8_t& byte = group[sub * 64 + in % 64];
-      byte = static_cast<uint8_t>(in < 64 ? (byte & 0xF0) | q : (byte & 0x0F) | (q << 4));
-    }
+    const int j = static_cast<int>(b % 16);
+    std::memcpy(group + 256 + 2 * j, &blk.d, 2);
+    for (int s = 0; s < 4; ++s)
+      for (int i = 0; i < 4; ++i)
+        group[64 * s + 4 * j + i] =
+            static_cast<uint8_t>(q4_0_value(blk, 8 * s + i) | (q4_0_value(blk, 8 * s + 4 + i) << 4));
   }
 }
 
 void pack_q8_0_row(const uint8_t* src, int64_t n_blocks, uint8_t* dst) {
   const int64_t n_groups = (n_blocks + 15) / 16;
-  std::memset(dst, 0, static_cast<size_t>(n_groups * kPackQ8_0GroupBytes));
+  for (int64_t g = 0; g < n_groups; ++g) {
+    std::memset(dst + g * kPackQ8_0GroupBytes, 0x80, 512);  // padding blocks: q = 0
+    std::memset(dst + g * kPackQ8_0GroupBytes + 512, 0, 32);
+  }
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* blk = src + b * sizeof(BlockQ8_0);
     uint8_t* group = dst + (b / 16) * kPackQ8_0GroupBytes;
-    std::memcpy(group + 512 + 2 * (b % 16), blk, 2);
-    std::memcpy(group + (b % 16) * 32, blk + 2, 32);
+    const int j = static_cast<int>(b % 16);
+    std::memcpy(group + 512 + 2 * j, blk, 2);
+    for (int e = 0; e < 32; ++e) group[64 * (e / 4) + 4 * j + e % 4] = static_cast<uint8_t>(blk[2 + e] ^ 0x80);
   }
 }
 

@@ -17,11 +17,6 @@
 namespace kairo::kernels::avx512 {
 namespace {
 
-int block_k_of(DType type) { return type == DType::Q6_K ? 16 : 32; }
-bool has_min(DType type) {
-  return type == DType::Q4_1 || type == DType::Q5_1 || type == DType::Q4_K || type == DType::Q5_K;
-}
-
 // Stores 64 consecutive values of row i starting at column col (a multiple of 64) into the block-major layout.
 inline void store64(WeightTile& t, int i, int64_t col, __m512i v) {
   if (t.block_k == 32) {
@@ -90,31 +85,33 @@ void unpack_q6k_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
   }
 }
 
-// Rows in the packed 16-block groups (Packing in quant_matmul.h).
+// Rows in the packed 16-block groups (Packing in quant_matmul.h): the block-interleaved values are transposed
+// back to 32 consecutive values per block.
 template <bool kQ4>
 void unpack_packed_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
   constexpr int kGroupBytes = kQ4 ? kPackQ4_0GroupBytes : kPackQ8_0GroupBytes;
   const int64_t nb = n_cols / 32;
   const __m512i m4 = _mm512_set1_epi8(0x0F);
-  // 64 columns (col < n_cols) at a time; a last odd block stores only its 32.
-  auto put = [&](int64_t col, __m512i v) {
-    if (col + 64 <= n_cols) {
-      store64(t, i, col, v);
-    } else if (col < n_cols) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (col / 32 * kTileRows + i) * 32), _mm512_castsi512_si256(v));
-    }
-  };
   for (int64_t g = 0; g * 16 < nb; ++g) {
     const uint8_t* grp = row + g * kGroupBytes;
-    const int64_t col0 = g * kPackGroupCols;
+    __m512i v[8], o[8];  // v[k] lane j: values 4k..4k+3 of block j (int8)
     if constexpr (kQ4) {
       for (int s = 0; s < 4; ++s) {
         const __m512i z = _mm512_loadu_si512(grp + 64 * s);
-        put(col0 + 128 * s, _mm512_sub_epi8(_mm512_and_si512(z, m4), _mm512_set1_epi8(8)));
-        put(col0 + 128 * s + 64, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi8(8)));
+        v[2 * s] = _mm512_sub_epi8(_mm512_and_si512(z, m4), _mm512_set1_epi8(8));
+        v[2 * s + 1] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi8(8));
       }
     } else {
-      for (int k = 0; k < 8; ++k) put(col0 + 64 * k, _mm512_loadu_si512(grp + 64 * k));
+      for (int k = 0; k < 8; ++k)
+        v[k] = _mm512_xor_si512(_mm512_loadu_si512(grp + 64 * k), _mm512_set1_epi8(static_cast<char>(0x80)));
+    }
+    transpose_8x16_dwords(v, o);
+    for (int j = 0; j < 16; ++j) {  // block j is half j / 4 % 2 of o[j % 4 + 4 * (j / 8)]
+      const int64_t b = g * 16 + j;
+      if (b >= nb) continue;
+      const __m512i x = o[j % 4 + 4 * (j / 8)];
+      const __m256i half = (j / 4) % 2 == 0 ? _mm512_castsi512_si256(x) : _mm512_extracti64x4_epi64(x, 1);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (b * kTileRows + i) * 32), half);
     }
     // 16 scales at once: past the last block they land in the row's padding (scale_stride is a multiple of 16).
     _mm512_storeu_ps(t.d + i * t.scale_stride + g * 16,
