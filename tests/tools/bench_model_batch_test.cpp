@@ -1,5 +1,6 @@
 // `kairo bench model` and `kairo bench batch` on a tiny synthetic model: well-formed tables and JSON.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,7 +17,8 @@ using testing::run_kairo;
 class BenchCommands : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_ = ::testing::TempDir() + "/kairo_bench_tiny.gguf";
+    // Per process: ctest runs each test of this suite in its own process, possibly at the same time.
+    model_ = ::testing::TempDir() + "/kairo_bench_tiny_" + std::to_string(::getpid()) + ".gguf";
     const auto r = run_kairo("synth " + model_ + " --dim 128 --layers 2 --heads 4 --kv-heads 2 --ffn 256 --vocab 512"
                              " --context 256 --type Q8_0 --tokenizer-from " + testing::demo_model_path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
