@@ -125,3 +125,37 @@ test("a client that leaves mid-stream frees its KV blocks", async () => {
   assert.equal(await metric("kv_cache_usage_perc"), 0);
   assert.equal(await metric("request_success_total", 'finished_reason="abort"'), 1);
 });
+
+test("256 concurrent streaming clients all complete, well-formed, and leave no KV blocks behind", async () => {
+  const prompts = ["I dream", "The machine", "Once", "A quiet"];
+  const runs = Array.from({ length: 256 }, async (_, i) => {
+    const stream = await client.completions.create({ model: MODEL, prompt: prompts[i % 4], max_tokens: 16,
+      temperature: 0, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
+    let text = "";
+    let finish = null;
+    let usage = null;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      for (const c of chunk.choices) {
+        text += c.text;
+        if (c.finish_reason) finish = c.finish_reason;
+      }
+    }
+    return { i, text, finish, usage };
+  });
+  const results = await Promise.all(runs);
+  // Greedy outputs depend only on the prompt, never on the 255 other requests in the batch.
+  const byPrompt = new Map();
+  for (const r of results) {
+    assert.equal(r.finish, "length");
+    assert.equal(r.usage.completion_tokens, 16);
+    const key = prompts[r.i % 4];
+    if (!byPrompt.has(key)) byPrompt.set(key, r.text);
+    assert.equal(r.text, byPrompt.get(key), `client ${r.i}`);
+  }
+  for (let i = 0; i < 200 && await metric("num_requests_running") !== 0; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.equal(await metric("num_requests_running"), 0);
+  assert.equal(await metric("kv_cache_usage_perc"), 0);
+});
