@@ -1,31 +1,40 @@
 #include "kernels/cpu/act_quant.h"
 
+#include <cstring>
+
 #include "kernels/cpu/scratch.h"
 
 namespace kairo::kernels::cpu {
 
-namespace {
-int64_t pad512(int64_t n) { return (n + 511) / 512 * 512; }
-}  // namespace
-
-size_t act_q8_bytes(int64_t n_cols) {
-  const auto n = static_cast<size_t>(pad512(n_cols));
-  return n + n + 3 * align_up(n / 32 * 4, 64);  // q, sum4, bsum, d, s
+size_t act_q8_batch_bytes(int64_t n_cols, int64_t n_tokens) {
+  const auto padded = static_cast<size_t>((n_tokens + kTileTokens - 1) / kTileTokens * kTileTokens);
+  return act_q8_bytes(n_cols) * padded + padded * static_cast<size_t>(n_cols) +
+         padded * static_cast<size_t>(n_cols / kActBlock) * sizeof(float);
 }
 
-ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
-  ActQ8 a;
+ActQ8Batch act_q8_batch_layout(void* mem, int64_t n_cols, int64_t n_tokens) {
+  ActQ8Batch a;
   a.n_cols = n_cols;
-  a.n_pad = pad512(n_cols);
-  const auto n = static_cast<size_t>(a.n_pad);
-  auto* p = static_cast<uint8_t*>(mem);
-  a.q = reinterpret_cast<int8_t*>(p);
-  a.sum4 = reinterpret_cast<int32_t*>(p + n);
-  const size_t per_block = align_up(n / 32 * 4, 64);
-  a.bsum = reinterpret_cast<int32_t*>(p + 2 * n);
-  a.d = reinterpret_cast<float*>(p + 2 * n + per_block);
-  a.s = reinterpret_cast<float*>(p + 2 * n + 2 * per_block);
+  a.n_tokens = n_tokens;
+  a.n_padded = (n_tokens + kTileTokens - 1) / kTileTokens * kTileTokens;
+  a.stride = static_cast<int64_t>(act_q8_bytes(n_cols));
+  a.base = static_cast<uint8_t*>(mem);
+  a.tile_q = reinterpret_cast<int8_t*>(a.base + a.n_padded * a.stride);
+  a.tile_d = reinterpret_cast<float*>(a.base + a.n_padded * a.stride + a.n_padded * n_cols);
   return a;
+}
+
+void fill_tile_layout(const ActQ8Batch& a, int64_t tile) {
+  const int64_t nb = a.n_cols / kActBlock;
+  float* d_out = a.tile_d + tile * nb * kTileTokens;
+  int8_t* q_out = a.tile_q + tile * nb * 512;
+  for (int i = 0; i < kTileTokens; ++i) {
+    const ActQ8 t = a.token(tile * kTileTokens + i);
+    for (int64_t b = 0; b < nb; ++b) {
+      d_out[b * kTileTokens + i] = t.d[b];
+      std::memcpy(q_out + b * 512 + 32 * i, t.q + 32 * b, 32);
+    }
+  }
 }
 
 size_t act_tiles_bytes(int64_t n_cols, int64_t n_tokens) {

@@ -15,17 +15,57 @@ inline constexpr int kTileTokens = 16;  // tokens per GEMM tile (AMX B tile: 16 
 struct ActQ8 {
   int64_t n_cols = 0;
   int64_t n_pad = 0;
-  // [n_pad] x / d rounded: in column order, or (interleaved, for the packed weight layouts) per 512 columns
-  // [k = 0..7][block 0..15][4]: byte 64k + 4j + i holds column 32j + 4k + i, so one vpdpbusd lane = one block.
-  int8_t* q = nullptr;
-  int32_t* sum4 = nullptr;    // [n_pad / 4] column order only: sum of each lane's 4 values (zero-point corrections)
-  int32_t* bsum = nullptr;    // [n_pad / 32] interleaved only: sum of each block's q (zero-point corrections)
+  int8_t* q = nullptr;        // [n_pad] x / d rounded, in column order
+  int32_t* sum4 = nullptr;    // [n_pad / 4] sum of each 4 consecutive q (a vpdpbusd lane; zero-point corrections)
+  int32_t* bsum = nullptr;    // [n_pad / 32] sum of each block's q (zero-point corrections)
   float* d = nullptr;         // [n_pad / 32] block scales
   float* s = nullptr;         // [n_pad / 32] float sums of x over each block (for weight mins)
 };
 
-size_t act_q8_bytes(int64_t n_cols);
-ActQ8 act_q8_layout(void* mem, int64_t n_cols);
+inline int64_t act_q8_padded_cols(int64_t n_cols) { return (n_cols + 511) / 512 * 512; }
+inline size_t act_q8_bytes(int64_t n_cols) {
+  const auto n = static_cast<size_t>(act_q8_padded_cols(n_cols));
+  return n + n + 3 * ((n / 32 * 4 + 63) / 64 * 64);  // q, sum4, bsum, d, s
+}
+inline ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
+  ActQ8 a;
+  a.n_cols = n_cols;
+  a.n_pad = act_q8_padded_cols(n_cols);
+  const auto n = static_cast<size_t>(a.n_pad);
+  const size_t per_block = (n / 32 * 4 + 63) / 64 * 64;
+  auto* p = static_cast<uint8_t*>(mem);
+  a.q = reinterpret_cast<int8_t*>(p);
+  a.sum4 = reinterpret_cast<int32_t*>(p + n);
+  a.bsum = reinterpret_cast<int32_t*>(p + 2 * n);
+  a.d = reinterpret_cast<float*>(p + 2 * n + per_block);
+  a.s = reinterpret_cast<float*>(p + 2 * n + 2 * per_block);
+  return a;
+}
+
+// Many tokens, one ActQ8 each at a fixed stride (bytes between tokens), padded with zero tokens (q = 0, d = 0) to a
+// multiple of 16: the AMX row-tile GEMM loads one block of 16 consecutive tokens as an A tile.
+struct ActQ8Batch {
+  int64_t n_cols = 0;
+  int64_t n_tokens = 0;
+  int64_t n_padded = 0;
+  int64_t stride = 0;
+  uint8_t* base = nullptr;
+
+  // Per 16-token tile, block-major copies filled by fill_tile_layout after quantization: the q of each block as one
+  // contiguous AMX A tile ([n_padded / 16][n_cols / 32][16 tokens][32]), and the scales ([..][..][16]) for one
+  // broadcast load per token and block in the GEMM's scaling step.
+  int8_t* tile_q = nullptr;
+  float* tile_d = nullptr;
+
+  ActQ8 token(int64_t t) const { return act_q8_layout(base + t * stride, n_cols); }
+  const int8_t* q_of(int64_t t) const { return reinterpret_cast<const int8_t*>(base + t * stride); }
+  const int8_t* tile_q_of(int64_t t0) const { return tile_q + t0 / 16 * (n_cols / 32) * 512; }
+  const float* tile_d_of(int64_t t0) const { return tile_d + t0 / 16 * (n_cols / 32) * 16; }
+};
+size_t act_q8_batch_bytes(int64_t n_cols, int64_t n_tokens);
+ActQ8Batch act_q8_batch_layout(void* mem, int64_t n_cols, int64_t n_tokens);
+// Copies the quantized tokens of token tile `tile` into a.tile_q and a.tile_d.
+void fill_tile_layout(const ActQ8Batch& a, int64_t tile);
 
 // Many tokens for the GEMM kernels, in tiles of 16 tokens laid out as AMX B tiles / VNNI broadcast operands:
 // for tile t and block b, 512 bytes [k4 = 0..7][token 0..15][4 consecutive columns]. Padding tokens have d = s = 0.
@@ -49,9 +89,9 @@ ActTiles act_tiles_layout(void* mem, int64_t n_cols, int64_t n_tokens);
 }  // namespace kairo::kernels::cpu
 
 namespace kairo::kernels::avx512 {
-// Quantizes x[n_cols] (n_cols a multiple of 32); `interleaved` picks the q layout (see ActQ8). Per block exactly
-// as quantize_act_tiles, so one token gets the same int8 values and scales in either path.
-void quantize_act_q8(const float* x, bool interleaved, cpu::ActQ8& a);
+// Quantizes x[n_cols] (n_cols a multiple of 32). Per block exactly as quantize_act_tiles, so one token gets the
+// same int8 values and scales in either path.
+void quantize_act_q8(const float* x, cpu::ActQ8& a);
 // Quantizes tokens [t0, t1) of x[n_tokens, n_cols] into their tiles; `as_unsigned` stores q + 128 (for vpdpbusd,
 // whose first operand is unsigned). t0 and t1 are multiples of 16: whole tiles, including padding tokens.
 void quantize_act_tiles(const float* x, int64_t t0, int64_t t1, bool as_unsigned, cpu::ActTiles& a);

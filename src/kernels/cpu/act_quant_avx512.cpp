@@ -30,45 +30,30 @@ inline void quantize_block(const float* x, int8_t* q, float* d_out, float* s_out
 
 }  // namespace
 
-namespace {
-void transpose_16x8_dwords(const int8_t* rows, uint8_t* out, __m512i flip);
-}  // namespace
-
-void quantize_act_q8(const float* x, bool interleaved, cpu::ActQ8& a) {
+void quantize_act_q8(const float* x, cpu::ActQ8& a) {
   const int64_t nb = a.n_cols / cpu::kActBlock;
   const int64_t nb_pad = a.n_pad / cpu::kActBlock;
-  alignas(64) int8_t tmp[16 * 32];
-  for (int64_t g = 0; g < nb_pad / 16; ++g) {
-    int8_t* q = interleaved ? tmp : a.q + g * 512;
-    for (int64_t j = 0; j < 16; ++j) {
-      const int64_t b = g * 16 + j;
-      if (b < nb) {
-        quantize_block(x + b * 32, q + 32 * j, a.d + b, a.s + b);
-      } else {
-        std::memset(q + 32 * j, 0, 32);
-        a.d[b] = a.s[b] = 0.0f;
-      }
+  for (int64_t b = 0; b < nb_pad; ++b) {
+    if (b < nb) {
+      quantize_block(x + b * 32, a.q + 32 * b, a.d + b, a.s + b);
+    } else {
+      std::memset(a.q + 32 * b, 0, 32);
+      a.d[b] = a.s[b] = 0.0f;
     }
-    if (interleaved) transpose_16x8_dwords(tmp, reinterpret_cast<uint8_t*>(a.q + g * 512), _mm512_setzero_si512());
   }
-  // Lane sums: sum4 in column order, bsum in the interleaved one (vector k of a group: lane j = block j).
+  // Lane sums (sum4), then block sums from them (lanes 0-7 of a 64-byte step are block 2i, 8-15 block 2i + 1).
   const __m512i ones = _mm512_set1_epi8(1);
   for (int64_t i = 0; i < a.n_pad; i += 64) {
     const __m512i s4 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_load_si512(a.q + i));
-    if (interleaved) {
-      int32_t* bs = a.bsum + i / 512 * 16;
-      const __m512i prev = i % 512 == 0 ? _mm512_setzero_si512() : _mm512_loadu_si512(bs);
-      _mm512_storeu_si512(bs, _mm512_add_epi32(prev, s4));
-    } else {
-      _mm512_storeu_si512(a.sum4 + i / 4, s4);
-    }
+    _mm512_storeu_si512(a.sum4 + i / 4, s4);
+    a.bsum[i / 32] = _mm512_mask_reduce_add_epi32(0x00FF, s4);
+    a.bsum[i / 32 + 1] = _mm512_mask_reduce_add_epi32(0xFF00, s4);
   }
 }
 
 namespace {
 
 // rows[t] = 8 dwords of token t (16 tokens, 512 bytes) -> out[k][t] = rows[t][k]: the [k4][token][4] tile layout
-// (also the interleaved ActQ8 layout, with blocks in place of tokens).
 void transpose_16x8_dwords(const int8_t* rows, uint8_t* out, __m512i flip) {
   __m512i z[8], y[8];
   for (int j = 0; j < 8; ++j) z[j] = _mm512_load_si512(rows + 64 * j);  // tokens 2j, 2j+1

@@ -187,8 +187,7 @@ GemvTile gemv_tile_layout(void* mem, int64_t n_blocks) {
   return t;
 }
 
-GemvFn gemv_kernel(DType type, uint32_t packing) {
-  if (packing != kPackNone) return gemv_packed_kernel(packing);
+GemvFn gemv_kernel(DType type) {
   switch (type) {
     case DType::Q4_0: return legacy_tile<LegacyQ4_0>;
     case DType::Q4_1: return legacy_tile<LegacyQ4_1>;

@@ -43,10 +43,31 @@ void gemv_finish(const GemvTile& t, int64_t n_blocks, bool with_min, float* y, i
   _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << n) - 1), acc);
 }
 
-void gemv(const MatrixView& w, GemvFn kernel, const float* x, float* y, ThreadPool& pool) {
+// Row tiles of a packed matrix split over the threads; each tile's 16 outputs come straight from the kernel.
+void gemv_row_tiles(const MatrixView& w, const cpu::ActQ8& a, float* y, ThreadPool& pool) {
+  const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
+  const int64_t tiles = (w.n_rows + kPackTileRows - 1) / kPackTileRows;
+  auto job = [&](int ti, int nt) {
+    for (int64_t tile = tiles * ti / nt; tile < tiles * (ti + 1) / nt; ++tile) {
+      const int64_t r0 = tile * kPackTileRows;
+      if (r0 + kPackTileRows <= w.n_rows) {
+        kernel(w, a, tile, y + r0);
+      } else {  // the last, partial tile: through a buffer so y isn't written past its end
+        alignas(64) float y16[kPackTileRows];
+        kernel(w, a, tile, y16);
+        std::memcpy(y + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
+      }
+    }
+  };
+  pool.run(std::ref(job));
+}
+
+void gemv(const MatrixView& w, const float* x, float* y, ThreadPool& pool) {
   void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(w.n_cols));
   cpu::ActQ8 a = cpu::act_q8_layout(mem, w.n_cols);
-  quantize_act_q8(x, /*interleaved=*/w.packing != kPackNone, a);
+  quantize_act_q8(x, a);
+  if (is_row_tile_packing(w.packing)) return gemv_row_tiles(w, a, y, pool);
+  const GemvFn kernel = gemv_kernel(w.dtype);
   const int64_t n_blocks = w.n_cols / block_k_of(w.dtype);
   const bool with_min = has_min(w.dtype);
   // Whole 16-row tiles per thread. Passed by reference: a std::function holding a capturing lambda would allocate
@@ -120,10 +141,41 @@ void gemm(const MatrixView& w, const float* x, float* y, int64_t n_tokens, Threa
   pool.run(std::ref(multiply));
 }
 
+// AMX with a row-tile-packed weight: every token quantized once (token-major), row tiles split over the threads.
+void gemm_amx_row_tiles(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
+  void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_batch_bytes(w.n_cols, n_tokens));
+  const cpu::ActQ8Batch a = cpu::act_q8_batch_layout(mem, w.n_cols, n_tokens);
+  auto quantize = [&](int ti, int nt) {  // whole token tiles per thread: each fills its tiles' scales
+    const int64_t n_tiles = a.n_padded / cpu::kTileTokens;
+    for (int64_t tile = n_tiles * ti / nt; tile < n_tiles * (ti + 1) / nt; ++tile) {
+      for (int64_t t = tile * cpu::kTileTokens; t < (tile + 1) * cpu::kTileTokens; ++t) {
+        if (t < n_tokens) {
+          cpu::ActQ8 q = a.token(t);
+          quantize_act_q8(x + t * w.n_cols, q);
+        } else {
+          std::memset(a.base + t * a.stride, 0, static_cast<size_t>(a.stride));
+        }
+      }
+      cpu::fill_tile_layout(a, tile);
+    }
+  };
+  pool.run(std::ref(quantize));
+  const int64_t tiles = (w.n_rows + kPackTileRows - 1) / kPackTileRows;
+  auto multiply = [&](int ti, int nt) {
+    const int64_t t0 = tiles * ti / nt;
+    const int64_t t1 = tiles * (ti + 1) / nt;
+    if (t0 >= t1) return;
+    auto* b = static_cast<int8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Weights, amx::row_tile_b_bytes(w.n_cols)));
+    amx::gemm_row_tiles(w, a, t0, t1, b, y);
+  };
+  pool.run(std::ref(multiply));
+}
+
 void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, bool use_amx) {
   if (n_tokens <= 0 || w.n_rows <= 0) return;
   if (w.n_cols % 32 != 0 || !has_gemm(w.dtype)) return matmul_float(w, x, y, n_tokens, pool);
-  if (n_tokens == 1) return gemv(w, gemv_kernel(w.dtype, w.packing), x, y, pool);
+  if (n_tokens == 1) return gemv(w, x, y, pool);
+  if (use_amx && is_row_tile_packing(w.packing)) return gemm_amx_row_tiles(w, x, y, n_tokens, pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
 }
 

@@ -1,5 +1,5 @@
-// Load-time repacking of legacy-quant weights into 16-block groups (see Packing in quant_matmul.h). Plain C++:
-// it runs once per weight.
+// Load-time repacking of legacy-quant weights into row tiles (see Packing in quant_matmul.h). Plain C++: it runs
+// once per weight.
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -15,35 +15,21 @@ uint8_t q4_0_value(const BlockQ4_0& blk, int e) {
   return static_cast<uint8_t>(e < 16 ? blk.qs[e] & 0x0F : blk.qs[e - 16] >> 4);
 }
 
-void pack_q4_0_row(const uint8_t* src, int64_t n_blocks, uint8_t* dst) {
-  const int64_t n_groups = (n_blocks + 15) / 16;
-  std::memset(dst, 0, static_cast<size_t>(n_groups * kPackQ4_0GroupBytes));
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    BlockQ4_0 blk;
-    std::memcpy(&blk, src + b * sizeof(BlockQ4_0), sizeof(blk));
-    uint8_t* group = dst + (b / 16) * kPackQ4_0GroupBytes;
-    const int j = static_cast<int>(b % 16);
-    std::memcpy(group + 256 + 2 * j, &blk.d, 2);
-    for (int s = 0; s < 4; ++s)
-      for (int i = 0; i < 4; ++i)
-        group[64 * s + 4 * j + i] =
-            static_cast<uint8_t>(q4_0_value(blk, 8 * s + i) | (q4_0_value(blk, 8 * s + 4 + i) << 4));
-  }
+// Block b of GGUF row `src` into slot r of a tile: values at `values` (the block's 16-row value area), f16 scale at
+// `scales` (the block's 16 scales).
+void pack_q4_0_block(const uint8_t* src, int r, uint8_t* values, uint8_t* scales) {
+  BlockQ4_0 blk;
+  std::memcpy(&blk, src, sizeof(blk));
+  std::memcpy(scales + 2 * r, &blk.d, 2);
+  for (int s = 0; s < 4; ++s)
+    for (int i = 0; i < 4; ++i)
+      values[64 * s + 4 * r + i] =
+          static_cast<uint8_t>(q4_0_value(blk, 8 * s + i) | (q4_0_value(blk, 8 * s + 4 + i) << 4));
 }
 
-void pack_q8_0_row(const uint8_t* src, int64_t n_blocks, uint8_t* dst) {
-  const int64_t n_groups = (n_blocks + 15) / 16;
-  for (int64_t g = 0; g < n_groups; ++g) {
-    std::memset(dst + g * kPackQ8_0GroupBytes, 0x80, 512);  // padding blocks: q = 0
-    std::memset(dst + g * kPackQ8_0GroupBytes + 512, 0, 32);
-  }
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* blk = src + b * sizeof(BlockQ8_0);
-    uint8_t* group = dst + (b / 16) * kPackQ8_0GroupBytes;
-    const int j = static_cast<int>(b % 16);
-    std::memcpy(group + 512 + 2 * j, blk, 2);
-    for (int e = 0; e < 32; ++e) group[64 * (e / 4) + 4 * j + e % 4] = static_cast<uint8_t>(blk[2 + e] ^ 0x80);
-  }
+void pack_q8_0_block(const uint8_t* src, int r, uint8_t* values, uint8_t* scales) {
+  std::memcpy(scales + 2 * r, src, 2);
+  for (int e = 0; e < 32; ++e) values[64 * (e / 4) + 4 * r + e % 4] = static_cast<uint8_t>(src[2 + e] ^ 0x80);
 }
 
 }  // namespace
@@ -53,23 +39,38 @@ PackedMatrix pack_weights(const MatrixView& w) {
   if (w.packing != kPackNone || w.n_cols % 32 != 0 || (w.dtype != DType::Q4_0 && w.dtype != DType::Q8_0))
     return out;
   const bool q4 = w.dtype == DType::Q4_0;
+  const uint32_t packing = q4 ? kPackQ4_0Rows16 : kPackQ8_0Rows16;
   const int64_t n_blocks = w.n_cols / 32;
-  const size_t row_bytes =
-      static_cast<size_t>((n_blocks + 15) / 16) * (q4 ? kPackQ4_0GroupBytes : kPackQ8_0GroupBytes);
-  const size_t total = (row_bytes * static_cast<size_t>(w.n_rows) + 63) / 64 * 64;
+  const int64_t value_bytes = row_tile_value_bytes(packing);
+  const int64_t block_bytes = q4 ? static_cast<int64_t>(sizeof(BlockQ4_0)) : static_cast<int64_t>(sizeof(BlockQ8_0));
+  const int64_t n_tiles = (w.n_rows + kPackTileRows - 1) / kPackTileRows;
+  const int64_t tile_bytes = kPackTileRows * static_cast<int64_t>(w.row_bytes);
+  const size_t total = (static_cast<size_t>(n_tiles * tile_bytes) + 63) / 64 * 64;
   void* mem = std::aligned_alloc(64, total);
   if (mem == nullptr) throw std::bad_alloc();
   out.storage = std::shared_ptr<void>(mem, std::free);
   auto* dst = static_cast<uint8_t*>(mem);
+  // Padding rows: value 0 (stored as the zero point), scale 0.
+  for (int64_t t = 0; t < n_tiles; ++t) {
+    uint8_t* tile = dst + t * tile_bytes;
+    std::memset(tile, q4 ? 0x88 : 0x80, static_cast<size_t>(n_blocks * value_bytes));
+    std::memset(tile + n_blocks * value_bytes, 0, static_cast<size_t>(n_blocks * 32));
+  }
   const auto* src = static_cast<const uint8_t*>(w.data);
   for (int64_t r = 0; r < w.n_rows; ++r) {
-    if (q4) pack_q4_0_row(src + r * w.row_bytes, n_blocks, dst + r * row_bytes);
-    else pack_q8_0_row(src + r * w.row_bytes, n_blocks, dst + r * row_bytes);
+    uint8_t* tile = dst + (r / kPackTileRows) * tile_bytes;
+    const int slot = static_cast<int>(r % kPackTileRows);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* blk = src + r * static_cast<int64_t>(w.row_bytes) + b * block_bytes;
+      uint8_t* values = tile + b * value_bytes;
+      uint8_t* scales = tile + n_blocks * value_bytes + 32 * b;
+      if (q4) pack_q4_0_block(blk, slot, values, scales);
+      else pack_q8_0_block(blk, slot, values, scales);
+    }
   }
   out.view = w;
   out.view.data = mem;
-  out.view.row_bytes = row_bytes;
-  out.view.packing = q4 ? kPackQ4_0x16 : kPackQ8_0x16;
+  out.view.packing = packing;
   return out;
 }
 

@@ -22,18 +22,32 @@ namespace kairo::kernels::avx512 {
 // (tree_sum16 / sum_lanes16 in decode_avx512.h). Integer dots are exact, so only this float part must match;
 // GEMV vectorizes it over 16 rows, GEMM over 16 tokens.
 
-// MatrixView::packing values of this backend family: legacy blocks regrouped 16 at a time (512 columns) with the
-// values of the 16 blocks interleaved so that each 4-byte vpdpbusd lane belongs to one block: Q8_0 byte
-// 64k + 4j + i = value 4k + i of block j, stored + 128 (unsigned); Q4_0 byte 4j + i of 64-byte vector s = values
-// 8s + i (low nibble) and 8s + 4 + i (high nibble) of block j. Then the 16 f16 scales, so one-token kernels get
-// whole block sums per lane and 16 scales with one load. Rows are zero-padded to whole groups.
-enum Packing : uint32_t { kPackNone = 0, kPackQ4_0x16 = 3, kPackQ8_0x16 = 4 };
-inline constexpr int kPackGroupCols = 512;
-inline constexpr int kPackQ4_0GroupBytes = 256 + 32;
-inline constexpr int kPackQ8_0GroupBytes = 512 + 32;
+// MatrixView::packing values of this backend family: row tiles. Legacy Q4_0 / Q8_0 rows are regrouped 16 at a time
+// so that one 64-byte vector holds 4 consecutive values of each of the 16 rows: a vpdpbusd against 4 broadcast
+// activation bytes then yields 16 rows' partial dots in its lanes (rows in lanes: no transposes, one sequential
+// stream per tile). Tile t (rows 16t .. 16t+15) starts at data + 16 * t * row_bytes; row_bytes is the GGUF row size,
+// so a tile holds exactly the GGUF bytes of its 16 rows: first the values of every block, then the f16 scales of
+// every block ([block][16 rows]). Values per block: Q8_0 512 bytes, byte 64k + 4r + i = value 4k + i of row r,
+// stored + 128 (unsigned); Q4_0 256 bytes, byte 64s + 4r + i = value 8s + i of row r (low nibble) and value
+// 8s + 4 + i (high nibble), stored unsigned (q + 8). Rows past the matrix end are zero (scale 0).
+enum Packing : uint32_t { kPackNone = 0, kPackQ4_0Rows16 = 5, kPackQ8_0Rows16 = 6 };
+inline constexpr int kPackTileRows = 16;
+inline bool is_row_tile_packing(uint32_t packing) {
+  return packing == kPackQ4_0Rows16 || packing == kPackQ8_0Rows16;
+}
+// Bytes of one block's values for the 16 rows of a tile.
+inline int64_t row_tile_value_bytes(uint32_t packing) { return packing == kPackQ4_0Rows16 ? 256 : 512; }
+inline const uint8_t* row_tile_base(const MatrixView& w, int64_t tile) {
+  return static_cast<const uint8_t*>(w.data) + tile * kPackTileRows * static_cast<int64_t>(w.row_bytes);
+}
 
 // The packed copy of w (Backend::pack_weights), or an empty result for types without a packed layout.
 PackedMatrix pack_weights(const MatrixView& w);
+
+// One-token matmul of row tile `tile` of a row-tile-packed w: y16[0..16) (all 16 lanes; rows past the matrix get 0).
+// Per row the arithmetic of the batch-invariance contract above, with the 16 rows in vector lanes.
+using RowTileGemvFn = void (*)(const MatrixView& w, const cpu::ActQ8& a, int64_t tile, float* y16);
+RowTileGemvFn row_tile_gemv_kernel(uint32_t packing);
 
 // GEMV works on tiles of 16 rows: the kernel writes each row's c_b and dw_b (and its min slots), then
 // gemv_finish reduces them per row in block order with the 16 rows in vector lanes.
@@ -49,8 +63,7 @@ GemvTile gemv_tile_layout(void* mem, int64_t n_blocks);
 // Rows [r0, r0 + n) (n <= 16) of w times one quantized token into tile rows 0..n-1.
 using GemvFn = void (*)(const MatrixView& w, const cpu::ActQ8& a, int64_t r0, int n, GemvTile& t);
 // The GEMV kernel for a weight layout, or nullptr when there is none.
-GemvFn gemv_kernel(DType type, uint32_t packing);
-GemvFn gemv_packed_kernel(uint32_t packing);
+GemvFn gemv_kernel(DType type);
 // Block count, block size (32; 16 for Q6_K) and whether the type has mins.
 int block_k_of(DType type);
 bool has_min(DType type);
@@ -90,4 +103,11 @@ namespace kairo::kernels::amx {
 void configure_tiles(int block_k);
 void release_tiles();
 void gemm_tile_amx(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, float* out);
+
+// Row tiles [tile0, tile1) of a row-tile-packed w times every token of `a` into y[n_tokens][w.n_rows], with AMX.
+// Loads its own tile configuration and releases the tiles when done. b_scratch: row_tile_b_bytes(w.n_cols),
+// 64-byte aligned.
+size_t row_tile_b_bytes(int64_t n_cols);
+void gemm_row_tiles(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t tile0, int64_t tile1, int8_t* b_scratch,
+                    float* y);
 }  // namespace kairo::kernels::amx

@@ -85,37 +85,45 @@ void unpack_q6k_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
   }
 }
 
-// Rows in the packed 16-block groups (Packing in quant_matmul.h): the block-interleaved values are transposed
-// back to 32 consecutive values per block.
+// A row tile (Packing in quant_matmul.h): v[k] lane r holds values 4k..4k+3 of row r, so the dword transpose that
+// turns 8 x 16 dwords into 16 runs of 8 gives each row its 32 consecutive values; the 16 scales of 16 blocks are
+// transposed from [block][row] to [row][block].
 template <bool kQ4>
-void unpack_packed_row(const uint8_t* row, int64_t n_cols, int i, WeightTile& t) {
-  constexpr int kGroupBytes = kQ4 ? kPackQ4_0GroupBytes : kPackQ8_0GroupBytes;
-  const int64_t nb = n_cols / 32;
+void unpack_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
+  constexpr int kValueBytes = kQ4 ? 256 : 512;
+  const int64_t nb = w.n_cols / 32;
+  const uint8_t* values = row_tile_base(w, tile);
+  const uint8_t* scales = values + nb * kValueBytes;
   const __m512i m4 = _mm512_set1_epi8(0x0F);
-  for (int64_t g = 0; g * 16 < nb; ++g) {
-    const uint8_t* grp = row + g * kGroupBytes;
-    __m512i v[8], o[8];  // v[k] lane j: values 4k..4k+3 of block j (int8)
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = values + b * kValueBytes;
+    __m512i v[8], o[8];
     if constexpr (kQ4) {
       for (int s = 0; s < 4; ++s) {
-        const __m512i z = _mm512_loadu_si512(grp + 64 * s);
+        const __m512i z = _mm512_loadu_si512(blk + 64 * s);
         v[2 * s] = _mm512_sub_epi8(_mm512_and_si512(z, m4), _mm512_set1_epi8(8));
         v[2 * s + 1] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi8(8));
       }
     } else {
       for (int k = 0; k < 8; ++k)
-        v[k] = _mm512_xor_si512(_mm512_loadu_si512(grp + 64 * k), _mm512_set1_epi8(static_cast<char>(0x80)));
+        v[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), _mm512_set1_epi8(static_cast<char>(0x80)));
     }
     transpose_8x16_dwords(v, o);
-    for (int j = 0; j < 16; ++j) {  // block j is half j / 4 % 2 of o[j % 4 + 4 * (j / 8)]
-      const int64_t b = g * 16 + j;
-      if (b >= nb) continue;
-      const __m512i x = o[j % 4 + 4 * (j / 8)];
-      const __m256i half = (j / 4) % 2 == 0 ? _mm512_castsi512_si256(x) : _mm512_extracti64x4_epi64(x, 1);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (b * kTileRows + i) * 32), half);
+    for (int r = 0; r < kTileRows; ++r) {  // row r is half r / 4 % 2 of o[r % 4 + 4 * (r / 8)]
+      const __m512i x = o[r % 4 + 4 * (r / 8)];
+      const __m256i half = (r / 4) % 2 == 0 ? _mm512_castsi512_si256(x) : _mm512_extracti64x4_epi64(x, 1);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (b * kTileRows + r) * 32), half);
     }
-    // 16 scales at once: past the last block they land in the row's padding (scale_stride is a multiple of 16).
-    _mm512_storeu_ps(t.d + i * t.scale_stride + g * 16,
-                     _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(grp + kGroupBytes - 32))));
+  }
+  for (int64_t b0 = 0; b0 < nb; b0 += 16) {
+    __m512 by_block[16], by_row[16];
+    for (int j = 0; j < 16; ++j)
+      by_block[j] = b0 + j < nb ? _mm512_cvtph_ps(_mm256_loadu_si256(
+                                      reinterpret_cast<const __m256i*>(scales + 32 * (b0 + j))))
+                                : _mm512_setzero_ps();
+    transpose_16x16(by_block, by_row);
+    // Whole vectors: past the last block they land in the row's padding (scale_stride is a multiple of 16).
+    for (int r = 0; r < kTileRows; ++r) _mm512_storeu_ps(t.d + r * t.scale_stride + b0, by_row[r]);
   }
 }
 
@@ -165,6 +173,13 @@ void weight_tile_layout(DType type, int64_t n_cols, void* mem, WeightTile& t) {
 }
 
 void unpack_weight_tile(const MatrixView& w, int64_t r0, bool with_corr, WeightTile& t) {
+  if (is_row_tile_packing(w.packing)) {  // r0 is a multiple of 16: GEMM row tiles are the packed tiles
+    if (w.packing == kPackQ4_0Rows16) unpack_row_tile<true>(w, r0 / kPackTileRows, t);
+    else unpack_row_tile<false>(w, r0 / kPackTileRows, t);
+    if (with_corr)
+      for (int i = 0; i < kTileRows; ++i) fill_corrections(i, t);
+    return;
+  }
   const auto* base = static_cast<const uint8_t*>(w.data);
   for (int i = 0; i < kTileRows; ++i) {
     const int64_t r = r0 + i;
@@ -178,12 +193,7 @@ void unpack_weight_tile(const MatrixView& w, int64_t r0, bool with_corr, WeightT
       continue;
     }
     const uint8_t* row = base + r * static_cast<int64_t>(w.row_bytes);
-    if (w.packing == kPackQ4_0x16) {
-      unpack_packed_row<true>(row, w.n_cols, i, t);
-    } else if (w.packing == kPackQ8_0x16) {
-      unpack_packed_row<false>(row, w.n_cols, i, t);
-    } else {
-      switch (w.dtype) {
+    switch (w.dtype) {
       case DType::Q4_0: unpack_legacy_row<LegacyQ4_0>(row, w.n_cols, i, t); break;
       case DType::Q4_1: unpack_legacy_row<LegacyQ4_1>(row, w.n_cols, i, t); break;
       case DType::Q5_0: unpack_legacy_row<LegacyQ5_0>(row, w.n_cols, i, t); break;
@@ -193,7 +203,6 @@ void unpack_weight_tile(const MatrixView& w, int64_t r0, bool with_corr, WeightT
       case DType::Q5_K: unpack_k45_row<true>(row, w.n_cols, i, t); break;
       case DType::Q6_K: unpack_q6k_row(row, w.n_cols, i, t); break;
       default: break;
-      }
     }
     if (with_corr) fill_corrections(i, t);
   }
