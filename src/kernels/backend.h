@@ -25,7 +25,9 @@ struct MatrixView {
 };
 
 // A weight matrix repacked at load time (Backend::pack_weights). `view` is what to pass to matmul; `storage` owns
-// the packed bytes. An empty result (view.data == nullptr) means the backend has no better layout: keep the original.
+// the packed bytes. An empty result (view.data == nullptr) means the backend has no better place for it: keep the
+// original. (The CPU backends with int8 kernels return a copy even where the layout stays GGUF's: packing 0, in
+// huge-page memory.)
 struct PackedMatrix {
   MatrixView view;
   std::shared_ptr<void> storage;

@@ -124,7 +124,8 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                            return std::string(dtype_name(info.param));
                          });
 
-// Which types get a packed layout is part of the contract with the model loader: Q4_0 and Q8_0 on the int8 paths.
+// Which types get a packed layout is part of the contract with the model loader: Q4_0 and Q8_0 on the int8 paths;
+// every other weight comes back as a byte-identical copy in the GGUF layout (packing 0, in huge-page memory).
 TEST(MatmulPacking, PackedLayoutsExistExactlyForLegacyQ4_0AndQ8_0) {
   for (cpu::Isa isa : testing::optimized_isas()) {
     const Backend* be = cpu::cpu_backend(isa);
@@ -132,18 +133,21 @@ TEST(MatmulPacking, PackedLayoutsExistExactlyForLegacyQ4_0AndQ8_0) {
     for (DType t : {DType::F16, DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
       const int64_t cols = 512;
       std::vector<uint8_t> data(row_bytes(t, cols) * 3);
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
       const MatrixView w{t, data.data(), 3, cols, row_bytes(t, cols)};
       const PackedMatrix p = be->pack_weights(w);
-      const bool expect = t == DType::Q4_0 || t == DType::Q8_0;
-      EXPECT_EQ(p.view.data != nullptr, expect) << cpu::isa_name(isa) << " " << dtype_name(t);
-      if (expect) {
-        EXPECT_NE(p.view.packing, 0u);
-        EXPECT_EQ(p.view.n_rows, 3);
-        EXPECT_EQ(p.view.n_cols, cols);
-        EXPECT_EQ(p.view.dtype, t);
-        // 16 blocks per group, same bytes as GGUF when the block count is a multiple of 16
-        EXPECT_EQ(p.view.row_bytes, row_bytes(t, cols));
-      }
+      SCOPED_TRACE(std::string(cpu::isa_name(isa)) + " " + std::string(dtype_name(t)));
+      ASSERT_NE(p.view.data, nullptr);
+      EXPECT_NE(p.view.data, w.data);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p.view.data) % 64, 0u);
+      EXPECT_EQ(p.view.n_rows, 3);
+      EXPECT_EQ(p.view.n_cols, cols);
+      EXPECT_EQ(p.view.dtype, t);
+      // Row tiles hold exactly the GGUF bytes of their 16 rows, so row_bytes is the GGUF row size either way.
+      EXPECT_EQ(p.view.row_bytes, row_bytes(t, cols));
+      const bool packed = t == DType::Q4_0 || t == DType::Q8_0;
+      EXPECT_EQ(p.view.packing != 0, packed);
+      if (!packed) EXPECT_EQ(std::memcmp(p.view.data, w.data, data.size()), 0);
     }
   }
 }
