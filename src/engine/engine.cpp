@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include "core/format.h"
 #include "sampling/logprobs.h"
@@ -20,17 +19,6 @@ const char* finish_reason_name(FinishReason r) {
 }
 
 namespace {
-
-uint64_t available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return 0;
-}
 
 sampling::SamplingConfig to_sampling_config(const SamplingParams& p) {
   sampling::SamplingConfig c;
@@ -62,27 +50,19 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
   if (config.scheduler.max_num_batched_tokens <= 0 || config.scheduler.max_num_seqs <= 0) {
     return Error{"--max-num-batched-tokens and --max-num-seqs must be positive"};
   }
-  const uint64_t block_bytes = model::KvStorage::bytes_per_token(c, config.kv_dtype) * config.block_size;
-  int64_t n_blocks = config.n_kv_blocks;
-  if (n_blocks <= 0) {
-    uint64_t budget = config.kv_cache_bytes;
-    if (budget == 0) {
-      // Room for every sequence slot at full context, but never more than half of the free memory.
-      const uint64_t wanted = static_cast<uint64_t>(config.scheduler.max_num_seqs) *
-                              blocks_for(c.context_length, config.block_size) * block_bytes;
-      const uint64_t avail = available_memory_bytes();
-      budget = avail > 0 ? std::min(wanted, avail / 2) : wanted;
-    }
-    n_blocks = static_cast<int64_t>(budget / block_bytes);
+  if (config.max_model_len == 0) config.max_model_len = c.context_length;
+  if (config.max_model_len < 0 || config.max_model_len > c.context_length) {
+    return Error{strprintf("--max-model-len %d is outside 1..%d (the model's context length)", config.max_model_len,
+                           c.context_length)};
   }
-  const int64_t min_blocks = blocks_for(c.context_length, config.block_size);
+  const int64_t min_blocks = blocks_for(config.max_model_len, config.block_size);
+  int64_t n_blocks = config.n_kv_blocks;
+  if (n_blocks <= 0) n_blocks = static_cast<int64_t>(config.scheduler.max_num_seqs) * min_blocks;
   if (n_blocks < min_blocks) {
-    return Error{strprintf("the KV cache holds %lld tokens (%s) but one sequence at the model's full context needs "
-                           "%d tokens (%s); raise --kv-cache-memory to at least %s",
-                           static_cast<long long>(n_blocks * config.block_size),
-                           human_bytes(static_cast<uint64_t>(n_blocks) * block_bytes).c_str(), c.context_length,
-                           human_bytes(static_cast<uint64_t>(min_blocks) * block_bytes).c_str(),
-                           human_bytes(static_cast<uint64_t>(min_blocks) * block_bytes).c_str())};
+    return Error{strprintf("a KV pool of %lld blocks of %d tokens is smaller than one sequence of %d tokens "
+                           "(max_model_len) needs: %lld blocks",
+                           static_cast<long long>(n_blocks), config.block_size, config.max_model_len,
+                           static_cast<long long>(min_blocks))};
   }
   // +1: block 0 is the reserved null block.
   KAIRO_TRY_ASSIGN(model::KvStorage storage,
@@ -119,7 +99,7 @@ Engine::~Engine() {
 }
 
 std::string Engine::memory_summary() const {
-  const int ctx = model_.config().context_length;
+  const int ctx = config_.max_model_len;
   return strprintf("KV cache: %lld tokens (%s, %s, %lld blocks of %d), max concurrency %.1f at context %d",
                    static_cast<long long>(kv_capacity_tokens()), human_bytes(kv_bytes()).c_str(),
                    std::string(dtype_name(config_.kv_dtype)).c_str(), static_cast<long long>(n_blocks_),
@@ -138,11 +118,11 @@ std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputC
   }
   if (request.stop.max_tokens < 0) return SubmitRejection{SubmitError::Invalid, "max_tokens must be >= 0"};
   const int64_t total = static_cast<int64_t>(request.prompt_tokens.size()) + request.stop.max_tokens;
-  if (total > c.context_length) {
+  if (total > config_.max_model_len) {
     return SubmitRejection{SubmitError::TooLong,
                            strprintf("this model's maximum context length is %d tokens, but %zu prompt tokens + %d "
                                      "max_tokens = %lld; shorten the prompt or lower max_tokens",
-                                     c.context_length, request.prompt_tokens.size(), request.stop.max_tokens,
+                                     config_.max_model_len, request.prompt_tokens.size(), request.stop.max_tokens,
                                      static_cast<long long>(total))};
   }
   const Status valid = sampling::validate_config(to_sampling_config(request.sampling), c.n_vocab);
@@ -326,7 +306,7 @@ void Engine::post_process(Sequence& seq, const float* logits) {
     finish(seq, FinishReason::Stop, out);
     return;
   }
-  if (seq.n_generated() >= stop.max_tokens || static_cast<int>(seq.tokens.size()) >= model_.config().context_length) {
+  if (seq.n_generated() >= stop.max_tokens || static_cast<int>(seq.tokens.size()) >= config_.max_model_len) {
     finish(seq, FinishReason::Length, out);
     return;
   }

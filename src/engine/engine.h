@@ -26,8 +26,11 @@ namespace kairo::engine {
 struct EngineConfig {
   SchedulerConfig scheduler;
   int block_size = 16;
-  int64_t n_kv_blocks = 0;        // usable blocks; 0 = derive from kv_cache_bytes
-  uint64_t kv_cache_bytes = 0;    // 0 = room for max_num_seqs sequences at full context, capped by free memory
+  int max_model_len = 0;          // longest prompt + output served; 0 = the model's context length
+  // Usable KV blocks; 0 = room for max_num_seqs sequences of max_model_len. The engine only checks that one
+  // sequence of max_model_len fits: sizing the pool to a memory budget is the planner's job (plan::size_kv_pool,
+  // called by `kairo serve`), so the server's capacity is the one `kairo plan` predicts.
+  int64_t n_kv_blocks = 0;
   DType kv_dtype = DType::F16;
   bool enable_prefix_caching = true;
   int max_waiting = 1024;         // queued requests beyond this are refused (HTTP 429)
@@ -43,7 +46,7 @@ class Engine final : public EngineClient {
   std::variant<RequestId, SubmitRejection> submit(Request request, OutputCallback on_output) override;
   void abort(RequestId id) override;
   EngineStats stats() const override;
-  int context_length() const override { return model_.config().context_length; }
+  int context_length() const override { return config_.max_model_len; }  // resolved: never 0
   int n_vocab() const override { return model_.config().n_vocab; }
 
   // Refuses new requests from now on (ShuttingDown); running ones continue.
@@ -54,7 +57,7 @@ class Engine final : public EngineClient {
   int64_t n_kv_blocks() const { return n_blocks_; }
   int64_t kv_capacity_tokens() const { return n_blocks_ * config_.block_size; }
   uint64_t kv_bytes() const { return storage_.n_bytes(); }
-  // "KV cache: N tokens (X MiB, f16), max concurrency C at context L"
+  // "KV cache: N tokens (X MiB, F16, B blocks of 16), max concurrency C at context L" (L = max_model_len)
   std::string memory_summary() const;
 
  private:

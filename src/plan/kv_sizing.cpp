@@ -45,6 +45,9 @@ Error refusal(const model::ModelConfig& config, const KvPoolRequest& r, uint64_t
                     "%s, leaving nothing for the KV cache",
                     gib(r.weights_bytes).c_str(), gib(r.activation_bytes).c_str(), gib(r.overhead_bytes).c_str(),
                     gib(fixed).c_str(), gib(r.budget_bytes).c_str());
+  } else if (fixed == 0) {  // a budget for the KV cache alone (`kairo serve --kv-cache-memory`)
+    msg = strprintf("context %d × concurrency %d needs %s of KV cache but the KV cache budget is %s", r.max_model_len,
+                    r.min_concurrency, gib(need).c_str(), gib(r.budget_bytes).c_str());
   } else {
     msg = strprintf("context %d × concurrency %d needs %s of KV cache but only %s is left after %s",
                     r.max_model_len, r.min_concurrency, gib(need).c_str(), gib(static_cast<uint64_t>(room)).c_str(),
@@ -110,6 +113,7 @@ Result<KvSizing> size_kv_pool(const model::ModelConfig& config, const KvPoolRequ
   if (s.n_blocks < s.blocks_per_sequence * r.min_concurrency) {
     return refusal(config, r, s.bytes_per_block, s.blocks_per_sequence);
   }
+  if (r.max_sequences > 0) s.n_blocks = std::min<int64_t>(s.n_blocks, s.blocks_per_sequence * r.max_sequences);
   s.kv_bytes = static_cast<uint64_t>(s.n_blocks) * s.bytes_per_block;
   s.n_token_slots = s.n_blocks * r.block_size;
   s.max_concurrency_at_max_len = s.n_blocks / s.blocks_per_sequence;

@@ -31,11 +31,13 @@ struct KvPoolRequest {
   int block_size = 16;             // tokens per KV block
   int max_model_len = 0;           // longest sequence (prompt + output) to serve
   int min_concurrency = 1;         // sequences of max_model_len that must fit at the same time
+  int max_sequences = 0;           // the pool never holds more than this many sequences of max_model_len (blocks
+                                   // beyond what a full batch can use would sit idle); 0 = no cap
   KvKnobNames knobs;
 };
 
 struct KvSizing {
-  int64_t n_blocks = 0;            // the pool gets every block the budget leaves room for
+  int64_t n_blocks = 0;            // every block the budget leaves room for, up to max_sequences × blocks_per_sequence
   uint64_t bytes_per_block = 0;    // block_size × kv_bytes_per_token
   uint64_t kv_bytes = 0;           // n_blocks × bytes_per_block
   int64_t n_token_slots = 0;       // n_blocks × block_size

@@ -148,9 +148,19 @@ KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSum
   r.kv_dtype = request.kv_dtype;
   r.block_size = request.kv_block_size;
   r.max_model_len = request.context_length;
-  r.min_concurrency = request.concurrency;
+  r.min_concurrency = 1;
+  r.max_sequences = request.concurrency;
   r.knobs = request.knobs;
   r.knobs.budget_scale = device.usable_fraction;
+  return r;
+}
+
+KvPoolRequest kv_cache_budget_request(KvPoolRequest r, uint64_t kv_cache_bytes) {
+  r.budget_bytes = kv_cache_bytes;
+  r.weights_bytes = 0;
+  r.activation_bytes = 0;
+  r.overhead_bytes = 0;
+  r.max_sequences = 0;
   return r;
 }
 
@@ -194,7 +204,12 @@ Result<Plan> make_plan(const model::ModelConfig& config, const std::vector<Tenso
   p.max_concurrency_at_context =
       static_cast<int>(std::max<int64_t>(0, last_true(1, 1 << 24, [&](int64_t c) { return s.fits(r.context_length, c); })));
 
-  p.kv_pool = size_kv_pool(config, kv_pool_request(config, p.weights, device, r));
+  const KvPoolRequest server = kv_pool_request(config, p.weights, device, r);
+  p.kv_pool = size_kv_pool(config, server);
+  // The advice for the requested concurrency: the same sizing, asked to hold all C sequences of L at once.
+  KvPoolRequest all = server;
+  all.min_concurrency = r.concurrency;
+  if (auto at_c = size_kv_pool(config, all); !at_c.ok()) p.to_fit = at_c.error().message;
   p.bounds = roofline_bounds(config, p.weights, p.kv_bytes_per_token, device, r);
   return p;
 }

@@ -88,13 +88,23 @@ struct Plan {
   MemoryBreakdown memory;
   int max_context_at_concurrency = 0;  // largest L (multiple of the block size, ≤ model context) that fits at C
   int max_concurrency_at_context = 0;  // largest C that fits at L
-  Result<KvSizing> kv_pool = Error{""};  // what a server with this device's whole budget would allocate, or why not
+  Result<KvSizing> kv_pool = Error{""};  // what `kairo serve` allocates on this device's budget, or its refusal
+  std::string to_fit;                  // when concurrency × context does not fit: what to change; "" when it fits
   Bounds bounds;
 };
 
-// The KV pool request `kairo serve` makes for this model on this device (the planner makes the same one).
+// The KV pool request `kairo serve --max-model-len L --max-num-seqs C --kv-dtype D --block-size B
+// --max-num-batched-tokens T` makes on this device (L, C, D, B, T = the request's context_length, concurrency,
+// kv_dtype, kv_block_size, max_batch_tokens): every block the budget leaves after weights, activations and overhead,
+// up to C sequences of L tokens (more would sit idle); refused only when not even one sequence of L fits -- with
+// fewer blocks the server batches fewer sequences at once and preempts. make_plan sizes its kv_pool with this very
+// request, so the capacity `kairo plan` predicts is the one the server prints.
 KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSummary& weights,
                               const DeviceSpec& device, const PlanRequest& request);
+
+// `kairo serve --kv-cache-memory`: the same request with a budget for the KV cache alone (weights, activations and
+// overhead are then the user's business): exactly the blocks that budget holds, no cap.
+KvPoolRequest kv_cache_budget_request(KvPoolRequest request, uint64_t kv_cache_bytes);
 
 Result<Plan> make_plan(const model::ModelConfig& config, const std::vector<TensorSpec>& tensors,
                        const DeviceSpec& device, const PlanRequest& request);

@@ -243,6 +243,42 @@ TEST(Engine, RefusesTooLongInvalidAndOverflowingRequests) {
   EXPECT_EQ(std::get<SubmitRejection>(full).kind, SubmitError::QueueFull);
 }
 
+TEST(Engine, MaxModelLenLimitsRequestsAndTheDefaultPool) {
+  EngineConfig cfg;
+  cfg.max_model_len = 128;
+  cfg.scheduler.max_num_seqs = 4;
+  auto engine = make_engine(cfg);
+  EXPECT_EQ(engine->context_length(), 128);
+  EXPECT_EQ(engine->n_kv_blocks(), 4 * 8);  // default pool: max_num_seqs sequences of 128 tokens
+  EXPECT_EQ(engine->memory_summary().rfind("KV cache: 512 tokens (", 0), 0u) << engine->memory_summary();
+  EXPECT_NE(engine->memory_summary().find("max concurrency 4.0 at context 128"), std::string::npos);
+  Request r;
+  r.prompt_tokens = std::vector<int32_t>(100, 5);
+  r.stop.max_tokens = 29;
+  auto too_long = engine->submit(r, [](const RequestOutput&) {});
+  ASSERT_TRUE(std::holds_alternative<SubmitRejection>(too_long));
+  EXPECT_EQ(std::get<SubmitRejection>(too_long).message,
+            "this model's maximum context length is 128 tokens, but 100 prompt tokens + 29 max_tokens = 129; shorten "
+            "the prompt or lower max_tokens");
+}
+
+TEST(Engine, RefusesAPoolSmallerThanOneSequenceAndALengthBeyondTheModel) {
+  Fixture& f = synth_model();
+  EngineConfig cfg;
+  cfg.max_model_len = 100;
+  cfg.n_kv_blocks = 6;  // 96 tokens
+  auto small = Engine::create(*f.model, *f.tokenizer, cfg);
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.error().message,
+            "a KV pool of 6 blocks of 16 tokens is smaller than one sequence of 100 tokens (max_model_len) needs: 7 "
+            "blocks");
+  cfg.n_kv_blocks = 0;
+  cfg.max_model_len = 513;
+  auto too_long = Engine::create(*f.model, *f.tokenizer, cfg);
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.error().message, "--max-model-len 513 is outside 1..512 (the model's context length)");
+}
+
 TEST(Engine, StopStringEndsGenerationAndIsNotReturned) {
   EngineConfig cfg;
   auto engine = make_engine(cfg);

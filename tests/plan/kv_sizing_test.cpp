@@ -4,6 +4,7 @@
 #include "gguf/gguf_file.h"
 #include "model/config.h"
 #include "plan/kv_sizing.h"
+#include "plan/memory_plan.h"
 #include "plan/model_presets.h"
 
 namespace kairo::plan {
@@ -132,6 +133,47 @@ TEST(KvSizing, BadRequestIsAnErrorNotACrash) {
   r.max_model_len = 16;
   r.block_size = 0;
   EXPECT_FALSE(size_kv_pool(synth_llama(), r).ok());
+}
+
+TEST(KvSizing, PoolStopsAtMaxSequences) {
+  KvPoolRequest r;
+  r.budget_bytes = 4u << 20;
+  r.weights_bytes = kSynthWeights;
+  r.max_model_len = 512;
+  r.max_sequences = 3;  // room for 281 blocks, a full batch uses 3 × 32
+  auto s = size_kv_pool(synth_llama(), r);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->n_blocks, 96);
+  EXPECT_EQ(s->n_token_slots, 1536);
+  EXPECT_EQ(s->kv_bytes, 96u * 8192);
+  EXPECT_EQ(s->max_concurrency_at_max_len, 3);
+  r.max_sequences = 100;  // the budget binds first
+  EXPECT_EQ(size_kv_pool(synth_llama(), r)->n_blocks, 281);
+}
+
+// `kairo serve --kv-cache-memory`: a budget for the KV cache alone, so the message does not talk about weights.
+TEST(KvSizing, KvOnlyBudgetRefusal) {
+  KvPoolRequest r;
+  r.budget_bytes = 3u << 20;
+  r.weights_bytes = kSynthWeights;
+  r.activation_bytes = 1000;
+  r.max_model_len = 512;
+  r.max_sequences = 64;
+  r.knobs.budget = "--kv-cache-memory";
+  const KvPoolRequest kv_only = kv_cache_budget_request(r, 144u << 10);  // 18 blocks of 8 KiB
+  EXPECT_EQ(kv_only.budget_bytes, 144u << 10);
+  EXPECT_EQ(kv_only.weights_bytes + kv_only.activation_bytes + kv_only.overhead_bytes, 0u);
+  EXPECT_EQ(kv_only.max_sequences, 0);
+  auto s = size_kv_pool(synth_llama(), kv_only);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "context 512 × concurrency 1 needs 256.0 KiB of KV cache but the KV cache budget is 144.0 KiB; lower "
+            "--max-model-len to 288, or use --kv-dtype q8_0 (136.0 KiB of KV cache), or raise --kv-cache-memory to "
+            "at least 256.0 KiB");
+  // Enough for one sequence: exactly the blocks the budget holds, no cap.
+  auto fits = size_kv_pool(synth_llama(), kv_cache_budget_request(r, 1u << 20));
+  ASSERT_TRUE(fits.ok());
+  EXPECT_EQ(fits->n_blocks, 128);
 }
 
 }  // namespace

@@ -76,9 +76,33 @@ TEST(MakePlan, BreakdownAndBoundsMatchHandComputation) {
   EXPECT_DOUBLE_EQ(p->bounds.prefill_seconds, (1885184.0 - 139264 + 272) / 100e9);
   EXPECT_FALSE(p->bounds.prefill_compute_bound);
 
-  // The server's pool on this whole budget.
+  // The server's pool on this budget: room for far more, capped at 4 sequences × 32 blocks of 16 tokens.
   ASSERT_TRUE(p->kv_pool.ok());
-  EXPECT_EQ(p->kv_pool->n_blocks, static_cast<int64_t>((1073741824 - 1885184 - 5947392) / 8192));
+  EXPECT_EQ(p->kv_pool->n_blocks, 4 * 32);
+  EXPECT_EQ(p->kv_pool->n_token_slots, 4 * 512);
+  EXPECT_EQ(p->to_fit, "");
+}
+
+// Short of memory, the server still starts while one sequence fits: it gets every block the budget leaves room for,
+// and the plan says what would fit the requested concurrency.
+TEST(MakePlan, ServerPoolTakesTheRoomWhenTheConcurrencyDoesNotFit) {
+  const auto s = synth_llama();
+  PlanRequest r;
+  r.context_length = 512;
+  r.concurrency = 64;
+  // Activations at 64 logit rows: 512 × (2688 × 4 + 24 × 34) + 64 × 512 × 4 + 8 × 512 × 4 = 6070272 B.
+  auto p = make_plan(s.config, s.tensors, test_device(16u << 20), r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->memory.fits);
+  ASSERT_TRUE(p->kv_pool.ok()) << p->kv_pool.error().message;
+  EXPECT_EQ(p->kv_pool->n_blocks, ((16 << 20) - 1885184 - 6070272) / 8192);
+  EXPECT_EQ(p->kv_pool->n_blocks, 1076);
+  EXPECT_EQ(p->kv_pool->max_concurrency_at_max_len, 33);
+  EXPECT_EQ(p->max_concurrency_at_context, 33);
+  EXPECT_EQ(p->to_fit,
+            "context 512 × concurrency 64 needs 16.0 MiB of KV cache but only 8.4 MiB is left after 1.8 MiB of weights, "
+            "5.8 MiB of activations and 0 B of runtime overhead in a budget of 16.0 MiB; lower --context to 256, or "
+            "lower --concurrency to 33, or raise --mem-gb to at least 23.6 MiB");
 }
 
 TEST(MakePlan, DecodeBecomesComputeBoundAtHighConcurrency) {
@@ -119,7 +143,8 @@ TEST(MakePlan, LimitsAreTheFitBoundary) {
     q.context_length = l;
     q.concurrency = c;
     auto pq = make_plan(long_ctx, s.tensors, d, q);
-    EXPECT_EQ(pq->memory.fits, pq->kv_pool.ok());  // plan and server agree
+    EXPECT_EQ(pq->memory.fits, pq->to_fit.empty());  // the fit check and the server's sizing agree
+    EXPECT_TRUE(pq->kv_pool.ok());  // one sequence fits: the server starts, with fewer blocks if need be
     return pq->memory.fits;
   };
   EXPECT_TRUE(at(max_l, 3));

@@ -1,6 +1,7 @@
 // `kairo plan`: will this model fit this device at this context and concurrency, and how fast can it possibly go?
 // Reads only the GGUF header (or a shape preset); the numbers come from src/plan/, the same code the server uses to
 // size its KV pool.
+#include <cctype>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,11 @@ struct PlanArgs {
 };
 
 std::string gib(uint64_t b) { return human_bytes(b); }
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
 
 Result<plan::DeviceSpec> resolve_device(const PlanArgs& a) {
   const bool custom_numbers = a.mem_gb > 0 || a.bandwidth_gbs > 0 || a.tflops > 0 || a.tops > 0;
@@ -133,6 +139,7 @@ nlohmann::json to_json(const plan::Plan& p, const std::string& source) {
   } else {
     j["kv_pool"] = {{"error", p.kv_pool.error().message}};
   }
+  if (!p.to_fit.empty()) j["to_fit"] = p.to_fit;
   const auto& b = p.bounds;
   j["bounds"] = {{"decode_tps_per_stream", b.decode_tps_per_stream}, {"decode_tps_aggregate", b.decode_tps_aggregate},
                  {"decode_tps_single_stream", b.decode_tps_single}, {"decode_step_bytes", b.decode_step_bytes},
@@ -173,7 +180,7 @@ void print_human(const plan::Plan& p, const std::string& source) {
   std::printf("| runtime overhead | %s | |\n", gib(m.overhead_bytes).c_str());
   std::printf("| **total** | **%s** | of %s usable: %s |\n\n", gib(m.total_bytes).c_str(), gib(m.usable_bytes).c_str(),
               m.fits ? "fits" : "DOES NOT FIT");
-  if (!p.kv_pool.ok()) std::printf("to fit: %s\n\n", p.kv_pool.error().message.c_str());
+  if (!p.to_fit.empty()) std::printf("to fit: %s\n\n", p.to_fit.c_str());
   if (p.max_context_at_concurrency > 0) {
     std::printf("largest context at concurrency %d: %d%s\n", r.concurrency, p.max_context_at_concurrency,
                 p.max_context_at_concurrency == c.context_length ? " (the model's limit)" : "");
@@ -181,10 +188,16 @@ void print_human(const plan::Plan& p, const std::string& source) {
     std::printf("largest context at concurrency %d: none fits\n", r.concurrency);
   }
   std::printf("largest concurrency at context %d: %d\n", r.context_length, p.max_concurrency_at_context);
+  // The same sizing `kairo serve` runs at startup (its "KV cache: N tokens" line prints this N).
+  const std::string serve = strprintf("kairo serve --max-model-len %d --max-num-seqs %d --kv-dtype %s", r.context_length,
+                                      r.concurrency, lower(std::string(dtype_name(r.kv_dtype))).c_str());
   if (p.kv_pool.ok()) {
-    std::printf("a server given this whole budget gets %lld KV blocks = %lld token slots (%s)\n",
-                static_cast<long long>(p.kv_pool->n_blocks), static_cast<long long>(p.kv_pool->n_token_slots),
-                gib(p.kv_pool->kv_bytes).c_str());
+    std::printf("%s on this budget: KV cache of %lld tokens (%lld blocks of %d, %s), %lld sequences of %d at once\n",
+                serve.c_str(), static_cast<long long>(p.kv_pool->n_token_slots),
+                static_cast<long long>(p.kv_pool->n_blocks), r.kv_block_size, gib(p.kv_pool->kv_bytes).c_str(),
+                static_cast<long long>(p.kv_pool->max_concurrency_at_max_len), r.context_length);
+  } else {
+    std::printf("%s on this budget: refuses to start, not even one sequence fits\n", serve.c_str());
   }
   const auto& b = p.bounds;
   std::printf("\n## roofline bounds\n\n");

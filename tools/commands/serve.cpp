@@ -13,6 +13,10 @@
 #include "engine/engine.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
+#include "plan/device_catalog.h"
+#include "plan/memory_plan.h"
+#include "plan/model_shapes.h"
+#include "plan/system_memory.h"
 #include "server/auth.h"
 #include "server/server.h"
 #include "tokenizer/jinja/chat_template.h"
@@ -31,7 +35,10 @@ struct ServeArgs {
   int max_num_seqs = 64;
   int max_num_batched_tokens = 512;
   int block_size = 16;
-  double kv_cache_mib = 0;  // 0 = the engine's default sizing
+  int max_model_len = 0;     // 0 = the model's context length
+  std::string kv_dtype = "f16";
+  double kv_cache_mib = 0;   // a budget for the KV cache alone; 0 = size it from the memory budget
+  double mem_budget_gb = 0;  // weights + KV + activations + overhead; 0 = the `cpu` device's usable memory
   int max_waiting = 1024;
   bool no_prefix_caching = false;
 };
@@ -41,13 +48,68 @@ struct EngineHolder {
   std::unique_ptr<engine::Engine> engine;
 };
 
-Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer& tok, const ServeArgs& a) {
+// The KV pool, sized by the planner's code with the planner's inputs (`kairo plan --device cpu`): the weights from
+// the GGUF header, the activations of one step, the device's overhead, and a budget of 90 % of MemAvailable (or
+// --mem-budget-gb, or --kv-cache-memory for the KV cache alone). A configuration that cannot fit is refused with
+// the planner's message, which names the knob to change and the value that fits.
+struct KvPlan {
+  plan::KvPoolRequest request;
+  plan::KvSizing sizing;
+  std::string budget_source;
+};
+
+Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a) {
+  const model::ModelConfig& c = model.config();
+  if (a.max_model_len > c.context_length) {
+    return Error{strprintf("--max-model-len %d is larger than the model's context length of %d tokens; use at most "
+                           "%d",
+                           a.max_model_len, c.context_length, c.context_length)};
+  }
+  if (a.kv_cache_mib > 0 && a.mem_budget_gb > 0) {
+    return Error{"give --kv-cache-memory (the KV cache alone) or --mem-budget-gb (everything), not both"};
+  }
+  KAIRO_TRY_ASSIGN(const DType kv_dtype, plan::parse_kv_dtype(a.kv_dtype));
+  plan::PlanRequest req;
+  req.context_length = a.max_model_len > 0 ? a.max_model_len : c.context_length;
+  req.concurrency = a.max_num_seqs;
+  req.kv_dtype = kv_dtype;
+  req.kv_block_size = a.block_size;
+  req.max_batch_tokens = a.max_num_batched_tokens;
+  req.knobs = plan::KvKnobNames{};  // the server's flag names
+  KvPlan out;
+  plan::DeviceSpec device;
+  if (a.mem_budget_gb > 0) {
+    device = plan::cpu_device(plan::CpuMeasurement{});
+    device.memory_bytes = static_cast<uint64_t>(a.mem_budget_gb * (1ull << 30));
+    device.usable_fraction = 1.0;
+    out.budget_source = "--mem-budget-gb";
+  } else {
+    KAIRO_TRY_ASSIGN(const uint64_t avail, plan::read_mem_available());
+    device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = avail});
+    out.budget_source = strprintf("%.0f %% of %s available", device.usable_fraction * 100, human_bytes(avail).c_str());
+  }
+  const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(model.file()));
+  out.request = plan::kv_pool_request(c, weights, device, req);
+  out.request.knobs.budget_scale = 1.0;  // --mem-budget-gb is the budget itself, not a device's memory
+  if (a.kv_cache_mib > 0) {
+    out.request = plan::kv_cache_budget_request(out.request, static_cast<uint64_t>(a.kv_cache_mib * 1024.0 * 1024.0));
+    out.request.knobs.budget = "--kv-cache-memory";
+    out.budget_source = "--kv-cache-memory";
+  }
+  KAIRO_TRY_ASSIGN(out.sizing, plan::size_kv_pool(c, out.request));
+  return out;
+}
+
+Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer& tok, const ServeArgs& a,
+                                 const KvPlan& kv) {
   engine::EngineConfig config;
   config.n_threads = a.threads;
   config.scheduler.max_num_seqs = a.max_num_seqs;
   config.scheduler.max_num_batched_tokens = a.max_num_batched_tokens;
   config.block_size = a.block_size;
-  config.kv_cache_bytes = static_cast<uint64_t>(a.kv_cache_mib * 1024.0 * 1024.0);
+  config.max_model_len = kv.request.max_model_len;
+  config.kv_dtype = kv.request.kv_dtype;
+  config.n_kv_blocks = kv.sizing.n_blocks;
   config.max_waiting = a.max_waiting;
   config.enable_prefix_caching = !a.no_prefix_caching;
   KAIRO_TRY_ASSIGN(auto engine, engine::Engine::create(model, tok, config));
@@ -107,10 +169,23 @@ int run_serve(ServeArgs a) {
     std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
   }
 
-  auto engine = make_engine(**model, tk, a);
+  auto kv = plan_kv_pool(**model, a);
+  if (!kv.ok()) return fail(kv.error().message);
+  const plan::KvPoolRequest& kr = kv->request;
+  if (a.kv_cache_mib > 0) {
+    std::fprintf(stderr, "kairo serve: KV cache budget %s (--kv-cache-memory); weights %s\n",
+                 human_bytes(kr.budget_bytes).c_str(), human_bytes((*model)->file().file_size()).c_str());
+  } else {
+    std::fprintf(stderr,
+                 "kairo serve: memory budget %s (%s): weights %s, activations %s, runtime overhead %s, the KV cache "
+                 "the rest, up to %d sequences of %d tokens\n",
+                 human_bytes(kr.budget_bytes).c_str(), kv->budget_source.c_str(),
+                 human_bytes(kr.weights_bytes).c_str(), human_bytes(kr.activation_bytes).c_str(),
+                 human_bytes(kr.overhead_bytes).c_str(), a.max_num_seqs, kr.max_model_len);
+  }
+  auto engine = make_engine(**model, tk, a, *kv);
   if (!engine.ok()) return fail("cannot start the engine: " + engine.error().message);
-  std::fprintf(stderr, "kairo serve: weights %s; %s\n", human_bytes((*model)->file().file_size()).c_str(),
-               engine->engine->memory_summary().c_str());
+  std::fprintf(stderr, "kairo serve: %s\n", engine->engine->memory_summary().c_str());
 
   srv.attach(*engine->engine, tk, std::move(chat_template));
   std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
@@ -187,8 +262,17 @@ void setup(CLI::App& app) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--block-size", a->block_size, "KV-cache block size in tokens")->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--kv-cache-memory", a->kv_cache_mib, "KV-cache size in MiB (0 = room for --max-num-seqs at full "
-                                                         "context, at most half the free memory)")
+  cmd->add_option("--max-model-len", a->max_model_len,
+                  "Longest prompt + output served, in tokens (0 = the model's context length)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--kv-dtype", a->kv_dtype, "KV-cache type: f16, bf16 or q8_0")->capture_default_str();
+  cmd->add_option("--mem-budget-gb", a->mem_budget_gb,
+                  "Memory for weights + KV cache + activations + overhead, in GiB; the KV cache gets the rest, up to "
+                  "--max-num-seqs sequences of --max-model-len (0 = 90 % of the available memory, as `kairo plan "
+                  "--device cpu` assumes)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--kv-cache-memory", a->kv_cache_mib,
+                  "KV-cache size in MiB, instead of sizing it from the memory budget (0 = from the budget)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-waiting", a->max_waiting, "Queued requests beyond this get 429")->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -1,0 +1,190 @@
+// `kairo serve` sizes its KV pool with the planner's code: the capacity it prints at startup is the one
+// `kairo plan --json` predicts for the same model, context, concurrency and KV type, and a budget too small for the
+// requested context is refused with the planner's message (exit 1, no crash).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "run_command.h"
+
+namespace kairo {
+namespace {
+
+using testing::run_kairo;
+
+const std::string kSynth = std::string(KAIRO_SHARED_DIR) + "/models/synth-llama-gqa.Q8_0.gguf";
+const std::string kDemo = std::string(KAIRO_SOURCE_DIR) + "/models/aidreams260K.gguf";
+
+struct ServeStartup {
+  std::string log;     // stderr up to the "ready" line (or everything, if it exited)
+  int exit_code = -1;  // after SIGTERM, or on its own
+  int signal = 0;      // the signal that ended it
+  // Started and stopped on our SIGTERM. The server installs its SIGTERM handler just after printing "ready", so a
+  // SIGTERM sent at once may still end it the default way; that is not what these tests are about.
+  bool served() const { return exit_code == 0 || signal == SIGTERM; }
+};
+
+// Starts `kairo serve ARGS --port 0`, reads its stderr until it says it is ready (or exits), then stops it with
+// SIGTERM. The deadline only guards against a hang; nothing here is timed.
+ServeStartup start_and_stop_serve(const std::string& args) {
+  ServeStartup out;
+  int err_pipe[2];
+  if (::pipe(err_pipe) != 0) return out;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(err_pipe[1], STDERR_FILENO);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, STDOUT_FILENO);
+    ::close(err_pipe[0]);
+    ::close(err_pipe[1]);
+    const std::string cmd = std::string(KAIRO_EXE) + " serve --port 0 --threads 1 --no-access-log " + args;
+    ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(err_pipe[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool ready = false, eof = false;
+  char buf[4096];
+  while (!ready && !eof && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{err_pipe[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::read(err_pipe[0], buf, sizeof buf);
+    if (n <= 0) {
+      eof = true;
+    } else {
+      out.log.append(buf, static_cast<size_t>(n));
+      ready = out.log.find("kairo serve: ready:") != std::string::npos;
+    }
+  }
+  if (!eof) ::kill(pid, SIGTERM);
+  // Drain what it prints while stopping, so it never blocks on a full pipe.
+  while (::read(err_pipe[0], buf, sizeof buf) > 0) {
+  }
+  ::close(err_pipe[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  out.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return out;
+}
+
+// N of the startup line "kairo serve: KV cache: N tokens (...)"; -1 when there is none.
+int64_t printed_kv_tokens(const std::string& log) {
+  std::smatch m;
+  if (!std::regex_search(log, m, std::regex("kairo serve: KV cache: ([0-9]+) tokens \\("))) return -1;
+  return std::stoll(m[1]);
+}
+
+nlohmann::json plan_json(const std::string& args) {
+  // --bandwidth-gbs / --tflops skip the roofline measurement; memory is still this machine's MemAvailable.
+  const auto r = run_kairo("plan --device cpu --bandwidth-gbs 10 --tflops 1 --json " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+struct Case {
+  std::string model;
+  int context, concurrency, batch_tokens;
+  std::string kv_dtype;
+};
+
+TEST(ServeKvPlan, AutomaticBudgetCapacityIsWhatPlanPredicts) {
+  const Case cases[] = {
+      {kDemo, 128, 8, 512, "f16"},  // the demo model's whole context
+      {kSynth, 512, 4, 256, "q8_0"},
+      {kSynth, 200, 3, 64, "bf16"},  // a partial last block
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.model + " L=" + std::to_string(c.context) + " C=" + std::to_string(c.concurrency);
+    const auto plan = plan_json("--model " + c.model + " --context " + std::to_string(c.context) + " --concurrency " +
+                                std::to_string(c.concurrency) + " --max-batch-tokens " +
+                                std::to_string(c.batch_tokens) + " --kv-dtype " + c.kv_dtype);
+    ASSERT_TRUE(plan.contains("kv_pool") && plan["kv_pool"].contains("n_token_slots")) << plan.dump();
+    const auto serve = start_and_stop_serve(
+        "--model " + c.model + " --max-model-len " + std::to_string(c.context) + " --max-num-seqs " +
+        std::to_string(c.concurrency) + " --max-num-batched-tokens " + std::to_string(c.batch_tokens) +
+        " --kv-dtype " + c.kv_dtype);
+    EXPECT_TRUE(serve.served()) << what << "\n" << serve.log;
+    EXPECT_NE(serve.log.find("(90 % of "), std::string::npos) << serve.log;  // the automatic budget
+    EXPECT_EQ(printed_kv_tokens(serve.log), plan["kv_pool"]["n_token_slots"].get<int64_t>()) << what << "\n"
+                                                                                             << serve.log;
+    // This machine has room for the whole batch: C sequences of L, rounded up to blocks of 16.
+    EXPECT_EQ(plan["kv_pool"]["n_token_slots"].get<int64_t>(), c.concurrency * ((c.context + 15) / 16) * 16);
+  }
+}
+
+// With a fixed budget the pool is what the budget leaves (not the batch cap), and still the plan's number.
+TEST(ServeKvPlan, FixedBudgetCapacityIsWhatPlanPredicts) {
+  const auto plan = plan_json("--model " + kSynth + " --mem-gb 0.145 --usable-fraction 1 --context 512 "
+                              "--concurrency 64");
+  ASSERT_TRUE(plan["kv_pool"].contains("n_token_slots")) << plan.dump();
+  const int64_t predicted = plan["kv_pool"]["n_token_slots"].get<int64_t>();
+  EXPECT_LT(predicted, 64 * 512);  // the budget binds, not --max-num-seqs
+  EXPECT_TRUE(plan.contains("to_fit"));
+  const auto serve = start_and_stop_serve("--model " + kSynth + " --mem-budget-gb 0.145 --max-model-len 512 "
+                                          "--max-num-seqs 64");
+  EXPECT_TRUE(serve.served()) << serve.log;
+  EXPECT_NE(serve.log.find("(--mem-budget-gb)"), std::string::npos) << serve.log;
+  EXPECT_EQ(printed_kv_tokens(serve.log), predicted) << serve.log;
+}
+
+TEST(ServeKvPlan, TooSmallKvCacheMemoryIsRefusedWithThePlannersMessage) {
+  // 0.2 MiB holds 25 blocks of 16 tokens × 512 B; one sequence of 512 tokens needs 32.
+  const auto r = run_kairo("serve --port 0 --model " + kSynth + " --max-model-len 512 --kv-cache-memory 0.2");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("\nerror: context 512 × concurrency 1 needs 256.0 KiB of KV cache but the KV cache budget is "
+                       "204.8 KiB; lower --max-model-len to 400, or use --kv-dtype q8_0 (136.0 KiB of KV cache), or "
+                       "raise --kv-cache-memory to at least 256.0 KiB\n"),
+            std::string::npos)
+      << r.err;
+  // The suggested values start.
+  const std::pair<std::string, int64_t> fixes[] = {
+      {"--max-model-len 400 --kv-cache-memory 0.2", 400},             // 25 blocks of 512 B × 16
+      {"--max-model-len 512 --kv-cache-memory 0.2 --kv-dtype q8_0", 768},  // 48 blocks of 272 B × 16
+      {"--max-model-len 512 --kv-cache-memory 0.25", 512},
+  };
+  for (const auto& [fix, tokens] : fixes) {
+    const std::string args = "--model " + kSynth + " " + fix;
+    const auto s = start_and_stop_serve(args);
+    EXPECT_TRUE(s.served()) << args << "\n" << s.log;
+    EXPECT_EQ(printed_kv_tokens(s.log), tokens) << args << "\n" << s.log;
+  }
+}
+
+// A memory budget smaller than weights + activations + overhead: the server's refusal is `kairo plan`'s text for the
+// same inputs, with the server's flag names.
+TEST(ServeKvPlan, TooSmallMemoryBudgetIsRefusedWithPlansText) {
+  const auto plan = plan_json("--model " + kSynth + " --mem-gb 0.13 --usable-fraction 1 --context 512 "
+                              "--concurrency 64");
+  ASSERT_TRUE(plan["kv_pool"].contains("error")) << plan.dump();
+  std::string want = plan["kv_pool"]["error"].get<std::string>();
+  EXPECT_NE(want.find("leaving nothing for the KV cache; raise --mem-gb to at least"), std::string::npos) << want;
+  want = std::regex_replace(want, std::regex("--mem-gb"), "--mem-budget-gb");
+  const auto r = run_kairo("serve --port 0 --model " + kSynth + " --mem-budget-gb 0.13 --max-model-len 512");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("\nerror: " + want + "\n"), std::string::npos) << r.err << "\nwant: " << want;
+}
+
+TEST(ServeKvPlan, BadKvFlagsAreMessages) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"--max-model-len 513", "--max-model-len 513 is larger than the model's context length of 512 tokens"},
+      {"--kv-dtype q4_0", "--kv-dtype \"q4_0\" is not supported"},
+      {"--kv-cache-memory 1 --mem-budget-gb 1", "give --kv-cache-memory (the KV cache alone) or --mem-budget-gb"},
+  };
+  for (const auto& [args, want] : cases) {
+    const auto r = run_kairo("serve --port 0 --model " + kSynth + " " + args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_NE(r.err.find(want), std::string::npos) << args << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace kairo
