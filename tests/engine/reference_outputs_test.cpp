@@ -125,7 +125,9 @@ TEST_P(SynthReference, FirstStepLogitsMatchLlamaCpp) {
     const double m = margin(ref, &ref_top);
     int got_top = 0;
     margin(out.result.step_logits[i], &got_top);
-    if (m > 0.05) EXPECT_EQ(got_top, ref_top) << "step " << i << " margin " << m;
+    if (m > 0.05) {
+      EXPECT_EQ(got_top, ref_top) << "step " << i << " margin " << m;
+    }
     // Later steps depend on earlier choices: only compare while our greedy path equals the reference's.
     if (out.result.tokens[i] != steps[i]["token"].get<int32_t>()) break;
   }

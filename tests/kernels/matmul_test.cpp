@@ -106,9 +106,12 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsa) {
               EXPECT_LE(d.max_abs, 1e-4 * d.rms_ref + 1e-6) << describe(d);
             } else {
               const std::vector<float> bound = int8_rounding_bound(w, x, n_tokens);
-              for (size_t i = 0; i < ref.size(); ++i)
+              for (size_t i = 0; i < ref.size(); ++i) {
                 ASSERT_LE(std::fabs(got[i] - ref[i]), bound[i] * 1.001 + 1e-4 * d.rms_ref) << "output " << i;
-              if (ref.size() >= 256) EXPECT_GE(d.cosine, 0.9999) << describe(d);
+              }
+              if (ref.size() >= 256) {
+                EXPECT_GE(d.cosine, 0.9999) << describe(d);
+              }
             }
           }
         }
@@ -124,9 +127,10 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                            return std::string(dtype_name(info.param));
                          });
 
-// Which types get a packed layout is part of the contract with the model loader: Q4_0 and Q8_0 on the int8 paths;
-// every other weight comes back as a byte-identical copy in the GGUF layout (packing 0, in huge-page memory).
-TEST(MatmulPacking, PackedLayoutsExistExactlyForLegacyQ4_0AndQ8_0) {
+// Which types get a packed layout is part of the contract with the model loader: Q4_0, Q8_0, Q4_K and Q6_K row tiles
+// on the int8 paths; every other weight comes back as a byte-identical copy in the GGUF layout (packing 0, in
+// huge-page memory).
+TEST(MatmulPacking, RowTilesForQ4_0Q8_0Q4_KQ6_KAndCopiesOtherwise) {
   for (cpu::Isa isa : testing::optimized_isas()) {
     const Backend* be = cpu::cpu_backend(isa);
     if (be == nullptr || be->pack_weights == nullptr) continue;
@@ -143,11 +147,14 @@ TEST(MatmulPacking, PackedLayoutsExistExactlyForLegacyQ4_0AndQ8_0) {
       EXPECT_EQ(p.view.n_rows, 3);
       EXPECT_EQ(p.view.n_cols, cols);
       EXPECT_EQ(p.view.dtype, t);
-      // Row tiles hold exactly the GGUF bytes of their 16 rows, so row_bytes is the GGUF row size either way.
-      EXPECT_EQ(p.view.row_bytes, row_bytes(t, cols));
-      const bool packed = t == DType::Q4_0 || t == DType::Q8_0;
+      // Row tiles hold the GGUF bytes of their 16 rows (Q4_K: 148 instead of 144 per super-block, its 6-bit scales
+      // stored as bytes), and row_bytes is a tile's bytes / 16.
+      EXPECT_EQ(p.view.row_bytes, t == DType::Q4_K ? row_bytes(t, cols) / 144 * 148 : row_bytes(t, cols));
+      const bool packed = t == DType::Q4_0 || t == DType::Q8_0 || t == DType::Q4_K || t == DType::Q6_K;
       EXPECT_EQ(p.view.packing != 0, packed);
-      if (!packed) EXPECT_EQ(std::memcmp(p.view.data, w.data, data.size()), 0);
+      if (!packed) {
+        EXPECT_EQ(std::memcmp(p.view.data, w.data, data.size()), 0);
+      }
     }
   }
 }

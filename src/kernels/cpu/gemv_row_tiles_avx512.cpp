@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "kernels/cpu/decode_avx512.h"
 #include "kernels/cpu/quant_matmul.h"
 
 namespace kairo::kernels::avx512 {
@@ -59,12 +60,102 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16
   _mm512_storeu_ps(y16, acc);
 }
 
+// 16 unsigned bytes (one per row) as floats.
+inline __m512 bytes_u8_ps(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+inline __m512 half16_ps(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Q4_K: per 32-value sub-block b the dot of its nibbles (no zero point), then acc = fma(c_b, d * sc_b, acc) and the
+// min term's slot b % 16 = fma(-(dmin * m_b), s_b, slot): the contract's order, 16 rows in lanes. One super-block
+// pair per step so the slot index is a constant (the slots stay in registers).
+void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16) {
+  const int64_t n_super = w.n_cols / 256;
+  const uint8_t* base = row_tile_base(w, tile);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  __m512 acc = _mm512_setzero_ps();
+  __m512 slot[16];
+  for (auto& v : slot) v = _mm512_setzero_ps();
+  int32_t aq4[8];
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = base + sb * kPackQ4_KSuperBytes;
+    for (int l = 0; l < kPackQ4_KSuperBytes; l += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(p + l + kPrefetchBytes), _MM_HINT_T0);
+    const __m512 d = half16_ps(p + 2048);
+    const __m512 dmin = half16_ps(p + 2080);
+    const int half = static_cast<int>(sb % 2);  // slots 8 * half .. 8 * half + 7
+    for (int j = 0; j < 8; ++j) {
+      const int64_t b = sb * 8 + j;
+      const uint8_t* v = p + 256 * j;
+      std::memcpy(aq4, a.q + 32 * b, 32);
+      __m512i dot = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
+      for (int s = 0; s < 4; ++s) {
+        const __m512i z = _mm512_loadu_si512(v + 64 * s);
+        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), _mm512_set1_epi32(aq4[2 * s]));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), _mm512_set1_epi32(aq4[2 * s + 1]));
+      }
+      dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
+      const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b]));
+      acc = _mm512_fmadd_ps(c, _mm512_mul_ps(bytes_u8_ps(p + 2112 + 16 * j), d), acc);
+      const __m512 m = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(bytes_u8_ps(p + 2240 + 16 * j), dmin));
+      if (half == 0) slot[j] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.s[b]), slot[j]);
+      else slot[8 + j] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.s[b]), slot[8 + j]);
+    }
+  }
+  _mm512_storeu_ps(y16, _mm512_add_ps(acc, tree_sum16(slot)));
+}
+
+// Q6_K: per 16-value sub-block the dot of the 6-bit values (stored + 32) minus 32 x the activations' sum, times the
+// scale of the 32-value activation block it lies in, then acc = fma(c_b, d * sc_b, acc).
+void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16) {
+  const int64_t n_super = w.n_cols / 256;
+  const uint8_t* base = row_tile_base(w, tile);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i m30 = _mm512_set1_epi8(0x30);
+  __m512 acc = _mm512_setzero_ps();
+  int32_t aq4[4];
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = base + sb * kPackQ6_KSuperBytes;
+    for (int l = 0; l < kPackQ6_KSuperBytes; l += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(p + l + kPrefetchBytes), _MM_HINT_T0);
+    const __m512 d = half16_ps(p + 3072);
+    for (int j = 0; j < 16; ++j) {
+      const int64_t b = sb * 16 + j;  // 16-value sub-block of the row
+      const uint8_t* v = p + 192 * j;
+      std::memcpy(aq4, a.q + 16 * b, 16);
+      const int32_t asum = a.sum4[4 * b] + a.sum4[4 * b + 1] + a.sum4[4 * b + 2] + a.sum4[4 * b + 3];
+      const __m512i n0 = _mm512_loadu_si512(v);
+      const __m512i n1 = _mm512_loadu_si512(v + 64);
+      const __m512i h = _mm512_loadu_si512(v + 128);
+      // values 4k..4k+3: a nibble | its two high bits moved to bits 4-5 (0xEC = (A & C) | B, C = 0x0F)
+      const __m512i v0 = _mm512_ternarylogic_epi32(n0, _mm512_and_si512(_mm512_slli_epi16(h, 4), m30), m4, 0xEC);
+      const __m512i v1 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n0, 4), _mm512_and_si512(_mm512_slli_epi16(h, 2), m30), m4, 0xEC);
+      const __m512i v2 = _mm512_ternarylogic_epi32(n1, _mm512_and_si512(h, m30), m4, 0xEC);
+      const __m512i v3 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n1, 4), _mm512_and_si512(_mm512_srli_epi16(h, 2), m30), m4, 0xEC);
+      __m512i dot = _mm512_set1_epi32(-32 * asum);
+      dot = _mm512_dpbusd_epi32(dot, v0, _mm512_set1_epi32(aq4[0]));
+      dot = _mm512_dpbusd_epi32(dot, v1, _mm512_set1_epi32(aq4[1]));
+      dot = _mm512_dpbusd_epi32(dot, v2, _mm512_set1_epi32(aq4[2]));
+      dot = _mm512_dpbusd_epi32(dot, v3, _mm512_set1_epi32(aq4[3]));
+      const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b / 2]));
+      const __m512 sc = _mm512_cvtepi32_ps(
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3104 + 16 * j))));
+      acc = _mm512_fmadd_ps(c, _mm512_mul_ps(sc, d), acc);
+    }
+  }
+  _mm512_storeu_ps(y16, acc);
+}
+
 }  // namespace
 
 RowTileGemvFn row_tile_gemv_kernel(uint32_t packing) {
   switch (packing) {
     case kPackQ4_0Rows16: return row_tile_gemv<true>;
     case kPackQ8_0Rows16: return row_tile_gemv<false>;
+    case kPackQ4_KRows16: return q4_k_row_tile_gemv;
+    case kPackQ6_KRows16: return q6_k_row_tile_gemv;
     default: return nullptr;
   }
 }

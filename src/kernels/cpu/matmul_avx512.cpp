@@ -196,7 +196,7 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
   if (n_tokens == 1) return gemv(w, x, y, pool);
   if (is_row_tile_packing(w.packing) && n_tokens <= kMaxRowTileGemvTokens)
     return gemv_row_tiles_tokens(w, x, y, n_tokens, pool);
-  if (use_amx && is_row_tile_packing(w.packing)) return gemm_amx_row_tiles(w, x, y, n_tokens, pool);
+  if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(w, x, y, n_tokens, pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
 }
 

@@ -37,6 +37,8 @@ void pack_q8_0_block(const uint8_t* src, int r, uint8_t* values, uint8_t* scales
 PackedMatrix pack_weights(const MatrixView& w) {
   PackedMatrix out;
   if (w.packing != kPackNone) return out;
+  out = pack_kquant_row_tiles(w);
+  if (out.view.data != nullptr) return out;
   if (w.n_cols % 32 != 0 || (w.dtype != DType::Q4_0 && w.dtype != DType::Q8_0)) {  // no better layout: a copy
     const size_t bytes = w.row_bytes * static_cast<size_t>(w.n_rows);
     out.storage = allocate_bulk(bytes);

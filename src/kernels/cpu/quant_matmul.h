@@ -30,16 +30,35 @@ namespace kairo::kernels::avx512 {
 // every block ([block][16 rows]). Values per block: Q8_0 512 bytes, byte 64k + 4r + i = value 4k + i of row r,
 // stored + 128 (unsigned); Q4_0 256 bytes, byte 64s + 4r + i = value 8s + i of row r (low nibble) and value
 // 8s + 4 + i (high nibble), stored unsigned (q + 8). Rows past the matrix end are zero (scale 0).
-enum Packing : uint32_t { kPackNone = 0, kPackQ4_0Rows16 = 5, kPackQ8_0Rows16 = 6 };
+//
+// K-quants get row tiles too (GEMV only reads them directly; the GEMM unpacks them like GGUF rows). Per super-block
+// of 256 columns and tile: Q4_K (2368 bytes = 16 x 148) the 8 sub-blocks' values in the Q4_0 layout above (nibbles
+// q, no zero point), then d[16] and dmin[16] (f16), sc[8][16] and m[8][16] (the 6-bit scales and mins as bytes);
+// Q6_K (3360 bytes = 16 x 210, as GGUF) per 16-value sub-block 192 bytes: 128 of low nibbles (byte 64t + 4r + i:
+// value 8t + i low, 8t + 4 + i high) and 64 of high bit pairs (byte 4r + i, bits 2k..2k+1: value 4k + i), then
+// d[16] (f16) and sc[16][16] (int8). row_bytes is the tile's bytes / 16 (Q4_K: 148 per super-block).
+enum Packing : uint32_t {
+  kPackNone = 0,
+  kPackQ4_0Rows16 = 5,
+  kPackQ8_0Rows16 = 6,
+  kPackQ4_KRows16 = 7,
+  kPackQ6_KRows16 = 8,
+};
 inline constexpr int kPackTileRows = 16;
-inline bool is_row_tile_packing(uint32_t packing) {
+inline constexpr int64_t kPackQ4_KSuperBytes = 2368;
+inline constexpr int64_t kPackQ6_KSuperBytes = 3360;
+inline bool is_row_tile_packing(uint32_t packing) { return packing >= kPackQ4_0Rows16 && packing <= kPackQ6_KRows16; }
+// The legacy row tiles, whose blocks the AMX GEMM multiplies in place.
+inline bool is_legacy_row_tile_packing(uint32_t packing) {
   return packing == kPackQ4_0Rows16 || packing == kPackQ8_0Rows16;
 }
-// Bytes of one block's values for the 16 rows of a tile.
+// Bytes of one block's values for the 16 rows of a legacy tile.
 inline int64_t row_tile_value_bytes(uint32_t packing) { return packing == kPackQ4_0Rows16 ? 256 : 512; }
 inline const uint8_t* row_tile_base(const MatrixView& w, int64_t tile) {
   return static_cast<const uint8_t*>(w.data) + tile * kPackTileRows * static_cast<int64_t>(w.row_bytes);
 }
+// K-quant row tiles (Q4_K, Q6_K) of w, or an empty result (pack.cpp dispatches here).
+PackedMatrix pack_kquant_row_tiles(const MatrixView& w);
 
 // The packed copy of w (Backend::pack_weights), or an empty result for types without a packed layout.
 PackedMatrix pack_weights(const MatrixView& w);

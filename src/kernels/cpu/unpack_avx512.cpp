@@ -127,6 +127,87 @@ void unpack_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
   }
 }
 
+// Per-row floats of block b from a vector over the 16 rows: t.d / t.m are [row][block].
+inline void scatter_rows(float* dst, int64_t stride, int64_t b, __m512 v) {
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int>(stride)));
+  _mm512_i32scatter_ps(dst + b, idx, v, 4);
+}
+
+// A Q4_K row tile: values as in the Q4_0 tile (no zero point), d * sc and -(dmin * m) per row and block.
+void unpack_q4_k_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
+  const uint8_t* base = row_tile_base(w, tile);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int64_t sb = 0; sb < w.n_cols / 256; ++sb) {
+    const uint8_t* p = base + sb * kPackQ4_KSuperBytes;
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2048)));
+    const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2080)));
+    for (int j = 0; j < 8; ++j) {
+      const int64_t b = sb * 8 + j;
+      __m512i v[8], o[8];
+      for (int s = 0; s < 4; ++s) {
+        const __m512i z = _mm512_loadu_si512(p + 256 * j + 64 * s);
+        v[2 * s] = _mm512_and_si512(z, m4);
+        v[2 * s + 1] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+      }
+      transpose_8x16_dwords(v, o);
+      for (int r = 0; r < kTileRows; ++r) {
+        const __m512i x = o[r % 4 + 4 * (r / 8)];
+        const __m256i half = (r / 4) % 2 == 0 ? _mm512_castsi512_si256(x) : _mm512_extracti64x4_epi64(x, 1);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(t.q + (b * kTileRows + r) * 32), half);
+      }
+      const __m512 sc = _mm512_cvtepi32_ps(
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2112 + 16 * j))));
+      const __m512 mn = _mm512_cvtepi32_ps(
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2240 + 16 * j))));
+      scatter_rows(t.d, t.scale_stride, b, _mm512_mul_ps(sc, d));
+      scatter_rows(t.m, t.scale_stride, b, _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(mn, dmin)));
+    }
+  }
+}
+
+// A Q6_K row tile: 16-value sub-blocks (block_k 16) as q - 32, d * sc per row and block.
+void unpack_q6_k_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
+  const uint8_t* base = row_tile_base(w, tile);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i m30 = _mm512_set1_epi8(0x30);
+  const __m512i zp = _mm512_set1_epi8(32);
+  // o_m lane 4 * rr + k = v_k lane 4m + rr: rows 4m .. 4m+3, 4 dwords (16 values) each
+  // (one index pattern serves both pairs: k % 2 picks the vector of the pair; the blend takes k >= 2 from q2/q3)
+  __m512i idx[4];
+  for (int m = 0; m < 4; ++m) {
+    alignas(64) int32_t i[16];
+    for (int rr = 0; rr < 4; ++rr)
+      for (int k = 0; k < 4; ++k) i[4 * rr + k] = (k % 2) * 16 + 4 * m + rr;
+    idx[m] = _mm512_load_si512(i);
+  }
+  for (int64_t sb = 0; sb < w.n_cols / 256; ++sb) {
+    const uint8_t* p = base + sb * kPackQ6_KSuperBytes;
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 3072)));
+    for (int j = 0; j < 16; ++j) {
+      const int64_t b = sb * 16 + j;
+      const uint8_t* v = p + 192 * j;
+      const __m512i n0 = _mm512_loadu_si512(v);
+      const __m512i n1 = _mm512_loadu_si512(v + 64);
+      const __m512i h = _mm512_loadu_si512(v + 128);
+      __m512i q[4];
+      q[0] = _mm512_ternarylogic_epi32(n0, _mm512_and_si512(_mm512_slli_epi16(h, 4), m30), m4, 0xEC);
+      q[1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n0, 4), _mm512_and_si512(_mm512_slli_epi16(h, 2), m30), m4, 0xEC);
+      q[2] = _mm512_ternarylogic_epi32(n1, _mm512_and_si512(h, m30), m4, 0xEC);
+      q[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n1, 4), _mm512_and_si512(_mm512_srli_epi16(h, 2), m30), m4, 0xEC);
+      for (auto& x : q) x = _mm512_sub_epi8(x, zp);
+      for (int m = 0; m < 4; ++m) {
+        const __m512i t01 = _mm512_permutex2var_epi32(q[0], idx[m], q[1]);
+        const __m512i t23 = _mm512_permutex2var_epi32(q[2], idx[m], q[3]);
+        _mm512_storeu_si512(t.q + (b * kTileRows + 4 * m) * 16, _mm512_mask_blend_epi32(0xCCCC, t01, t23));
+      }
+      const __m512 sc = _mm512_cvtepi32_ps(
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3104 + 16 * j))));
+      scatter_rows(t.d, t.scale_stride, b, _mm512_mul_ps(sc, d));
+    }
+  }
+}
+
 // corr[b][i] = -128 * sum of block b of row i: vpdpbusd adds 128 to every activation (it wants unsigned bytes).
 void fill_corrections(int i, WeightTile& t) {
   const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
@@ -174,8 +255,13 @@ void weight_tile_layout(DType type, int64_t n_cols, void* mem, WeightTile& t) {
 
 void unpack_weight_tile(const MatrixView& w, int64_t r0, bool with_corr, WeightTile& t) {
   if (is_row_tile_packing(w.packing)) {  // r0 is a multiple of 16: GEMM row tiles are the packed tiles
-    if (w.packing == kPackQ4_0Rows16) unpack_row_tile<true>(w, r0 / kPackTileRows, t);
-    else unpack_row_tile<false>(w, r0 / kPackTileRows, t);
+    const int64_t tile = r0 / kPackTileRows;
+    switch (w.packing) {
+      case kPackQ4_0Rows16: unpack_row_tile<true>(w, tile, t); break;
+      case kPackQ8_0Rows16: unpack_row_tile<false>(w, tile, t); break;
+      case kPackQ4_KRows16: unpack_q4_k_row_tile(w, tile, t); break;
+      default: unpack_q6_k_row_tile(w, tile, t); break;
+    }
     if (with_corr)
       for (int i = 0; i < kTileRows; ++i) fill_corrections(i, t);
     return;
