@@ -139,8 +139,11 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
   c.n_generated = out.n_generated_tokens;
 
   const bool normal_finish = out.finished && out.finish_reason != engine::FinishReason::Abort;
+  // One chunk per engine step that generated tokens, even when their text is empty or held back (control tokens,
+  // half of a UTF-8 character), as vLLM and llama.cpp's server stream: clients see every token arrive (TTFT, ITL),
+  // not a burst when the text finally completes.
   if (options_.stream && !rejected_ && !client_gone_ &&
-      (!out.text_delta.empty() || !views.empty() || normal_finish)) {
+      (!out.text_delta.empty() || !out.tokens.empty() || !views.empty() || normal_finish)) {
     ChoiceDelta d;
     d.index = static_cast<int>(idx);
     d.text = out.text_delta;

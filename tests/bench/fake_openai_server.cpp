@@ -115,6 +115,18 @@ void FakeOpenAiServer::serve(int fd) {
     ::close(fd);
     return;
   }
+  if (method == "GET" && target == "/metrics") {  // vLLM names under the "vllm:" prefix
+    const int n = finished_.load();
+    const std::string text = "# TYPE vllm:time_to_first_token_seconds histogram\n"
+                             "vllm:time_to_first_token_seconds_sum{model_name=\"fake-model\"} " +
+                             std::to_string(0.01 * n) + "\nvllm:time_to_first_token_seconds_count " + std::to_string(n) +
+                             "\nvllm:e2e_request_latency_seconds_sum " + std::to_string(0.02 * n) +
+                             "\nvllm:e2e_request_latency_seconds_count " + std::to_string(n) + "\n";
+    send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(text.size()) +
+                     "\r\nConnection: close\r\n\r\n" + text);
+    ::close(fd);
+    return;
+  }
   const nlohmann::json req = nlohmann::json::parse(body, nullptr, false);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -159,6 +171,7 @@ void FakeOpenAiServer::serve(int fd) {
                                 {"usage", {{"prompt_tokens", options_.prompt_tokens}, {"completion_tokens", n}}}};
   emit(": keep-alive comment\n\ndata: " + usage.dump() + "\n\ndata: [DONE]\n\n");
   if (options_.chunked) send_all(fd, "0\r\n\r\n");
+  finished_.fetch_add(1);
   in_flight_.fetch_sub(1);
   ::shutdown(fd, SHUT_WR);
   ::close(fd);

@@ -41,6 +41,7 @@ class FakeOpenAiServer {
   std::atomic<bool> stop_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_in_flight_{0};
+  std::atomic<int> finished_{0};  // served completions, for GET /metrics (each counted as TTFT 10 ms, E2E 20 ms)
   mutable std::mutex mutex_;
   std::vector<std::thread> workers_;
   std::vector<nlohmann::json> bodies_;

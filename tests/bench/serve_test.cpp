@@ -2,6 +2,7 @@
 // must be exact, the latencies at least the server's sleeps (upper bounds are loose: CI machines are busy).
 #include <gtest/gtest.h>
 
+#include "bench/serve/report.h"
 #include "bench/serve/sweep.h"
 #include "fake_openai_server.h"
 
@@ -68,6 +69,12 @@ TEST(BenchServe, ClosedLoopSweepCountsAndLatencies) {
   EXPECT_GE(m.ttft_ms.p50, 30.0);
   EXPECT_EQ(m.n_good, 6);
   EXPECT_GT(m.output_throughput, 0);
+  // The server's own /metrics, read before and after the level: the 6 requests of this level, 10 ms TTFT each.
+  ASSERT_TRUE(m.server.available);
+  EXPECT_DOUBLE_EQ(m.server.n_requests, 6);
+  EXPECT_NEAR(m.server.mean_ttft_ms, 10, 1e-6);
+  EXPECT_NEAR(m.server.mean_e2e_ms, 20, 1e-6);
+  EXPECT_NE(markdown_report(result->levels, Slo{}).find("the server's own /metrics"), std::string::npos);
   // 1 check request + 2 levels × 6; every one a streamed completion with the workload's fields.
   const auto bodies = server.bodies();
   ASSERT_EQ(bodies.size(), 13u);
@@ -77,7 +84,11 @@ TEST(BenchServe, ClosedLoopSweepCountsAndLatencies) {
     EXPECT_EQ(bodies[i]["ignore_eos"], true);
     EXPECT_EQ(bodies[i]["model"], "fake-model");
   }
-  for (const auto& t : server.targets()) EXPECT_EQ(t, "/v1/completions");
+  for (const auto& t : server.targets()) {
+    if (t != "/metrics") {
+      EXPECT_EQ(t, "/v1/completions");
+    }
+  }
 }
 
 TEST(BenchServe, OpenLoopPoissonWithCloseDelimitedBodies) {
@@ -120,7 +131,11 @@ TEST(BenchServe, MultiTurnFeedsRepliesBack) {
   }
   std::sort(sizes.begin(), sizes.end());
   EXPECT_EQ(sizes, (std::vector<size_t>{2, 2, 4, 4, 6, 6}));
-  for (const auto& t : server.targets()) EXPECT_EQ(t, "/v1/chat/completions");
+  for (const auto& t : server.targets()) {
+    if (t != "/metrics") {
+      EXPECT_EQ(t, "/v1/chat/completions");
+    }
+  }
 }
 
 TEST(BenchServe, ServerErrorsStopTheSweepWithTheirMessage) {

@@ -73,8 +73,44 @@ TEST(StreamReader, ErrorsAreRecordedNotThrown) {
     RequestRecord rec;
     StreamReader r(rec, Clock::time_point{});
     r.finish(200, "", Clock::time_point{});
-    EXPECT_EQ(rec.error, "the response carried no text");
+    EXPECT_EQ(rec.error, "the response carried no generated tokens");
   }
+}
+
+// A token whose text the server holds back (e.g. half of a UTF-8 character) arrives as a chunk with empty text: it
+// is a token event (TTFT, ITL) without text; a final chunk that only carries the finish reason is not.
+TEST(StreamReader, EmptyTextChunksAreTokensButFinishOnlyChunksAreNot) {
+  RequestRecord rec;
+  const Clock::time_point t0{};
+  StreamReader r(rec, t0);
+  r.on_event(R"({"choices":[{"text":"","finish_reason":null}]})", t0 + milliseconds(30));
+  r.on_event(R"({"choices":[{"text":"\u00e9","finish_reason":null}]})", t0 + milliseconds(40));
+  r.on_event(R"({"choices":[{"text":"","finish_reason":"length"}]})", t0 + milliseconds(45));
+  r.on_event(R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}})", t0 + milliseconds(46));
+  r.on_event("[DONE]", t0 + milliseconds(46));
+  r.finish(200, "", t0 + milliseconds(47));
+  EXPECT_TRUE(rec.ok) << rec.error;
+  EXPECT_EQ(rec.n_chunks, 2);
+  EXPECT_NEAR(rec.ttft_s, 0.030, 1e-12);
+  ASSERT_EQ(rec.itl_s.size(), 1u);
+  EXPECT_NEAR(rec.itl_s[0], 0.010, 1e-12);
+  EXPECT_EQ(rec.text, "\xc3\xa9");
+  EXPECT_EQ(rec.output_tokens, 2);
+}
+
+// Generated tokens that never showed as chunks (all held back) still make a successful request: the usage counts
+// them, and the first token is taken as seen at the end.
+TEST(StreamReader, TokensOnlyInUsageAreSeenAtTheEnd) {
+  RequestRecord rec;
+  const Clock::time_point t0{};
+  StreamReader r(rec, t0);
+  r.on_event(R"({"choices":[{"text":"","finish_reason":"length"}]})", t0 + milliseconds(45));
+  r.on_event(R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}})", t0 + milliseconds(46));
+  r.on_event("[DONE]", t0 + milliseconds(46));
+  r.finish(200, "", t0 + milliseconds(50));
+  EXPECT_TRUE(rec.ok) << rec.error;
+  EXPECT_EQ(rec.output_tokens, 4);
+  EXPECT_NEAR(rec.ttft_s, 0.050, 1e-12);
 }
 
 TEST(StreamReader, NonStreamedJsonIsOneChunk) {

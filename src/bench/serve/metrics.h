@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/serve/load_generator.h"
+#include "bench/serve/server_metrics.h"
 
 namespace kairo::bench::serve {
 
@@ -46,6 +47,7 @@ struct LevelMetrics {
   Distribution ttft_ms, tpot_ms, itl_ms, e2e_ms;
   int n_good = 0;                  // met the SLO
   double goodput = 0;              // good requests per second (0 without an SLO)
+  ServerView server;               // the server's /metrics over the level, where it has them
 };
 
 LevelMetrics compute_metrics(const LevelRun& run, const Slo& slo);

@@ -8,15 +8,29 @@ namespace {
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// The text a chunk adds: completions put it in choices[0].text, chat in choices[0].delta.content.
-std::string chunk_text(const nlohmann::json& j) {
+// The text a chunk adds: completions put it in choices[0].text, chat in choices[0].delta.content. Empty when the
+// chunk carries none (usage-only or role-only chunks).
+std::string chunk_text(const nlohmann::json& j, bool* carries_content = nullptr) {
+  if (carries_content != nullptr) *carries_content = false;
   if (!j.contains("choices") || !j["choices"].is_array() || j["choices"].empty()) return {};
   const auto& c = j["choices"][0];
-  if (c.contains("text") && c["text"].is_string()) return c["text"].get<std::string>();
+  // A generated token whose text the server holds back (an incomplete UTF-8 sequence, a token without text) still
+  // arrives as a content chunk, with empty text: it counts as a token event, not as text. The final chunk that only
+  // carries a finish_reason does not.
+  const bool final_only = c.contains("finish_reason") && !c["finish_reason"].is_null();
+  if (c.contains("text") && c["text"].is_string()) {
+    std::string text = c["text"].get<std::string>();
+    if (carries_content != nullptr) *carries_content = !text.empty() || !final_only;
+    return text;
+  }
   for (const char* key : {"delta", "message"}) {
     if (c.contains(key) && c[key].is_object()) {
       const auto& d = c[key];
-      if (d.contains("content") && d["content"].is_string()) return d["content"].get<std::string>();
+      if (d.contains("content") && d["content"].is_string()) {
+        std::string text = d["content"].get<std::string>();
+        if (carries_content != nullptr) *carries_content = !text.empty() || !final_only;
+        return text;
+      }
     }
   }
   return {};
@@ -55,8 +69,8 @@ nlohmann::json build_request_body(const ClientConfig& config, const Session& s, 
   return body;
 }
 
-void StreamReader::on_text(const std::string& text, Clock::time_point now) {
-  if (text.empty()) return;
+void StreamReader::on_text(const std::string& text, bool carries_content, Clock::time_point now) {
+  if (!carries_content) return;
   if (rec_.n_chunks == 0) {
     rec_.ttft_s = seconds(now - sent_);
   } else {
@@ -93,7 +107,9 @@ void StreamReader::on_event(const std::string& data, Clock::time_point now) {
     if (error_.empty()) error_ = "error event: " + error_text(j);
     return;
   }
-  on_text(chunk_text(j), now);
+  bool content = false;
+  const std::string text = chunk_text(j, &content);
+  on_text(text, content, now);
   read_usage(j);
 }
 
@@ -109,16 +125,21 @@ void StreamReader::finish(int status, const std::string& raw_body, Clock::time_p
   if (n_events_ == 0 && !raw_body.empty()) {  // a plain JSON response: one chunk at the end
     const nlohmann::json j = nlohmann::json::parse(raw_body, nullptr, false);
     if (!j.is_discarded()) {
-      on_text(chunk_text(j), now);
+      bool content = false;
+      const std::string text = chunk_text(j, &content);
+      on_text(text, content, now);
       read_usage(j);
     }
   }
   rec_.output_tokens = usage_completion_tokens_ >= 0 ? usage_completion_tokens_ : rec_.n_chunks;
   if (!error_.empty()) {
     rec_.error = error_;
-  } else if (rec_.n_chunks == 0) {
-    rec_.error = "the response carried no text";
+  } else if (rec_.n_chunks == 0 && rec_.output_tokens <= 0) {
+    rec_.error = "the response carried no generated tokens";
   } else {
+    // Tokens the usage counts but no chunk showed (a server that holds back tokens without text, e.g. the halves of
+    // a UTF-8 character, and never sends empty chunks): the first of them is only seen at the end.
+    if (rec_.n_chunks == 0) rec_.ttft_s = rec_.e2e_s;
     rec_.ok = true;
   }
 }

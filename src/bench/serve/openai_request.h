@@ -58,7 +58,8 @@ class StreamReader {
   int n_events() const { return n_events_; }
 
  private:
-  void on_text(const std::string& text, Clock::time_point now);
+  // A content chunk (possibly with empty text: a token whose text the server holds back).
+  void on_text(const std::string& text, bool carries_content, Clock::time_point now);
   void read_usage(const nlohmann::json& j);
 
   RequestRecord& rec_;

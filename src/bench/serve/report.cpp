@@ -42,6 +42,22 @@ std::string markdown_report(const std::vector<LevelMetrics>& levels, const Slo& 
                        ms(d->p50).c_str(), ms(d->p90).c_str(), ms(d->p99).c_str(), ms(d->max).c_str());
     }
   }
+  bool any_server = false;
+  for (const auto& m : levels) any_server = any_server || m.server.available;
+  if (any_server) {
+    out += "\nthe server's own /metrics over each level (means; client's in parentheses):\n\n"
+           "| load | requests | TTFT ms | ITL ms | E2E ms | generated tokens |\n| --- | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& m : levels) {
+      if (!m.server.available) {
+        out += strprintf("| %s | - | - | - | - | - |\n", m.label.c_str());
+        continue;
+      }
+      out += strprintf("| %s | %.0f (%d) | %s (%s) | %s (%s) | %s (%s) | %.0f (%lld) |\n", m.label.c_str(),
+                       m.server.n_requests, m.n_ok, ms(m.server.mean_ttft_ms).c_str(), ms(m.ttft_ms.mean).c_str(),
+                       ms(m.server.mean_itl_ms).c_str(), ms(m.itl_ms.mean).c_str(), ms(m.server.mean_e2e_ms).c_str(),
+                       ms(m.e2e_ms.mean).c_str(), m.server.generation_tokens, static_cast<long long>(m.output_tokens));
+    }
+  }
   for (const auto& m : levels) {
     if (m.n_failed > 0) {
       out += strprintf("\n%s: %d requests failed; first error: %s\n", m.label.c_str(), m.n_failed,
@@ -81,6 +97,11 @@ nlohmann::json level_json(const LevelMetrics& m) {
     j["total_throughput"] = m.total_throughput;
   }
   if (!m.first_error.empty()) j["first_error"] = m.first_error;
+  if (m.server.available) {
+    j["server_metrics"] = {{"n_requests", m.server.n_requests},         {"mean_ttft_ms", m.server.mean_ttft_ms},
+                           {"mean_itl_ms", m.server.mean_itl_ms},       {"mean_e2e_ms", m.server.mean_e2e_ms},
+                           {"generation_tokens", m.server.generation_tokens}};
+  }
   return j;
 }
 

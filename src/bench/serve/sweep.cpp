@@ -60,9 +60,12 @@ Result<SweepResult> run_sweep(const SweepOptions& o) {
     const std::string label = level.label();
     ProgressFn progress;
     if (o.progress) progress = [&](int d, int t, int64_t tok, double el) { draw_progress(label, d, t, tok, el); };
+    const ServerCounters before = scrape_server_metrics(o.client.url, o.client.api_key, 10);
     LevelRun run = run_level(o.client, sessions, level, o.workload.seed + i, progress);
     if (!run.error.empty()) return Error{level.label() + ": " + run.error};
+    const ServerCounters after = scrape_server_metrics(o.client.url, o.client.api_key, 10);
     result.levels.push_back(compute_metrics(run, o.slo));
+    result.levels.back().server = server_view(before, after);
     result.runs.push_back(std::move(run));
   }
   return result;
