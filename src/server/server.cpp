@@ -84,7 +84,7 @@ void Server::attach(engine::EngineClient& engine, const tokenizer::Tokenizer& to
 
 int Server::port() const { return impl_->http ? impl_->http->port() : 0; }
 
-bool Server::run_until_signal() {
+bool Server::run_until_signal(const std::function<void()>& on_ready) {
   {
     // Under stop_mutex, so a stop() from another thread either sees the pipe (and wakes us) or ran before this and
     // is seen here.
@@ -101,6 +101,7 @@ bool Server::run_until_signal() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  if (on_ready) on_ready();
   char byte = 0;
   while (read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
   }

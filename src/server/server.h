@@ -8,6 +8,7 @@
 //   server.run_until_signal();                 // SIGINT/SIGTERM: graceful stop, then returns
 //
 // Tests use port 0 and port() to learn the ephemeral port, and stop() instead of a signal.
+#include <functional>
 #include <memory>
 
 #include "core/result.h"
@@ -33,7 +34,8 @@ class Server {
   int port() const;
 
   // Blocks until SIGINT or SIGTERM (or stop() from another thread), then stops gracefully. Returns stop()'s value.
-  bool run_until_signal();
+  // on_ready runs once SIGINT/SIGTERM are handled (announce readiness there: a signal sent after it always drains).
+  bool run_until_signal(const std::function<void()>& on_ready = {});
   // Graceful stop: no new connections or generations; in-flight requests may finish within
   // config.shutdown_timeout_s, then are cancelled (their clients get 503 / an error event). True when everything
   // finished without cancelling. Idempotent.

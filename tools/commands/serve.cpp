@@ -188,9 +188,10 @@ int run_serve(ServeArgs a) {
   std::fprintf(stderr, "kairo serve: %s\n", engine->engine->memory_summary().c_str());
 
   srv.attach(*engine->engine, tk, std::move(chat_template));
-  std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
-               engine->engine->context_length());
-  const bool drained = srv.run_until_signal();
+  const bool drained = srv.run_until_signal([&] {
+    std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
+                 engine->engine->context_length());
+  });
   std::fprintf(stderr, "kairo serve: stopped (%s)\n",
                drained ? "all requests finished" : "requests still running at --shutdown-timeout were cancelled");
   return 0;
