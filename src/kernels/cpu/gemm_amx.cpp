@@ -11,20 +11,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/amx_tile_config.h"
 #include "kernels/cpu/decode_avx512.h"
 #include "kernels/cpu/quant_matmul.h"
 
 namespace kairo::kernels::amx {
 namespace {
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
 
 // GCC's tile intrinsics paste the register number into the assembly, so tile ids must be literal macros.
 // Two sets of result tiles (tmm0-1 and tmm2-3, one block each) alternate between consecutive pairs of blocks;
@@ -119,8 +111,7 @@ void configure_tiles(int block_k) {
     cfg.rows[t] = static_cast<uint8_t>(block_k / 4);
     cfg.colsb[t] = 64;
   }
-  // Not _tile_loadconfig: GCC 12 drops the stores that fill cfg before its ldtilecfg (they look dead to it).
-  __asm__ volatile("ldtilecfg %0" : : "m"(cfg) : "memory");
+  load_tile_config(cfg);
 }
 
 void release_tiles() { _tile_release(); }

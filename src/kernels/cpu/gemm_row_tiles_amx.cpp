@@ -15,19 +15,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/amx_tile_config.h"
 #include "kernels/cpu/quant_matmul.h"
 
 namespace kairo::kernels::amx {
 namespace {
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
 
 // Tile ids must be literals (GCC pastes them into the assembly). Two result tiles per set, two sets alternating
 // between consecutive pairs of blocks so the tile unit multiplies the next pair while the vector units scale this one.
@@ -142,8 +134,7 @@ void configure() {
     cfg.rows[t] = 8;
     cfg.colsb[t] = 64;
   }
-  // Not _tile_loadconfig: GCC 12 drops the stores that fill cfg before its ldtilecfg (they look dead to it).
-  __asm__ volatile("ldtilecfg %0" : : "m"(cfg) : "memory");
+  load_tile_config(cfg);
 }
 
 }  // namespace
