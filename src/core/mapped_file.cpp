@@ -53,6 +53,16 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   return file;
 }
 
+void MappedFile::release_pages(const void* p, size_t n) const {
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  if (data_ == nullptr || begin < base || n > size_ || begin - base > size_ - n) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + n) / page * page;
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

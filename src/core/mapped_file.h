@@ -21,6 +21,11 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Unmaps from this process the whole pages inside [p, p + n) (madvise MADV_DONTNEED), for contents that were
+  // copied elsewhere (repacked weights), so resident memory does not count them twice. Reading them again is still
+  // correct: the pages fault back in from the file. Ranges outside the mapping are ignored.
+  void release_pages(const void* p, size_t n) const;
+
  private:
   MappedFile() = default;
   std::string path_;

@@ -70,6 +70,12 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(const std::string& name) const;
 
+  // Tensor bytes copied elsewhere: drop them from this process's resident memory (MappedFile::release_pages).
+  // No-op for files parsed from memory.
+  void release_pages(const void* p, size_t n) const {
+    if (mapping_) mapping_->release_pages(p, n);
+  }
+
  private:
   std::shared_ptr<MappedFile> mapping_;  // keeps data alive when opened from a path
   std::string path_;

@@ -27,21 +27,23 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, const kernels::
 void Model::pack_weights() {
   if (!backend_->pack_weights) return;
   // The embedding table keeps its GGUF layout for get_row; only the matmul views are replaced.
-  auto pack = [this](kernels::MatrixView& view) {
+  // A repacked weight's file pages are released: resident memory then holds each weight once.
+  auto pack = [this](kernels::MatrixView& view, bool release_original) {
     kernels::PackedMatrix packed = backend_->pack_weights(view);
     if (packed.view.data == nullptr) return;
+    if (release_original) file_.release_pages(view.data, view.row_bytes * static_cast<size_t>(view.n_rows));
     view = packed.view;
     packed_storage_.push_back(std::move(packed.storage));
   };
   if (weights_.output.data == weights_.token_embd.data) {
-    kernels::MatrixView output = weights_.output;  // tied: pack a copy, keep token_embd as it is
-    pack(output);
+    kernels::MatrixView output = weights_.output;  // tied: pack a copy, keep token_embd as it is (get_row reads it)
+    pack(output, /*release_original=*/false);
     weights_.output = output;
   } else {
-    pack(weights_.output);
+    pack(weights_.output, true);
   }
   for (LayerWeights& L : weights_.layers) {
-    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(*v);
+    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(*v, true);
   }
 }
 

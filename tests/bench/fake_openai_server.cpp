@@ -169,9 +169,9 @@ void FakeOpenAiServer::serve(int fd) {
   }
   const nlohmann::json usage = {{"choices", nlohmann::json::array()},
                                 {"usage", {{"prompt_tokens", options_.prompt_tokens}, {"completion_tokens", n}}}};
+  finished_.fetch_add(1);  // before the client can see the end, as a real server records its metrics
   emit(": keep-alive comment\n\ndata: " + usage.dump() + "\n\ndata: [DONE]\n\n");
   if (options_.chunked) send_all(fd, "0\r\n\r\n");
-  finished_.fetch_add(1);
   in_flight_.fetch_sub(1);
   ::shutdown(fd, SHUT_WR);
   ::close(fd);

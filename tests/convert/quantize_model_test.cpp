@@ -124,7 +124,9 @@ TEST(QuantizeModel, SetsFileTypeLastAndKeepsEveryOtherKey) {
   EXPECT_EQ(dst->metadata().size(), src->metadata().size() + 1);
   for (const auto& [key, value] : src->metadata()) {
     ASSERT_NE(dst->find(key), nullptr) << key;
-    if (key != "general.file_type") EXPECT_EQ(dst->find(key)->to_display(1 << 20), value.to_display(1 << 20)) << key;
+    if (key != "general.file_type") {
+      EXPECT_EQ(dst->find(key)->to_display(1 << 20), value.to_display(1 << 20)) << key;
+    }
   }
   std::remove(out.c_str());
 }

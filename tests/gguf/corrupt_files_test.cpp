@@ -248,7 +248,9 @@ TEST(GgufCorrupt, EveryByteFlippedFailsCleanlyOrParses) {
       auto bytes = full;
       bytes[i] = v;
       auto f = File::parse(bytes.data(), bytes.size(), "bad.gguf");
-      if (!f.ok()) ASSERT_EQ(f.error().message.rfind("bad.gguf: offset ", 0), 0u) << f.error().message;
+      if (!f.ok()) {
+        ASSERT_EQ(f.error().message.rfind("bad.gguf: offset ", 0), 0u) << f.error().message;
+      }
     }
   }
 }
