@@ -20,3 +20,25 @@ inline void load_tile_config(const TileConfig& cfg) {
 }
 
 }  // namespace kairo::kernels::amx
+
+// Tile loads and stores that tell the compiler exactly which bytes they read or write. GCC's _tile_loadd names no
+// memory at all (stores that fill the operand could legally sink below it) and its _tile_stored clobbers all of
+// memory (every array the caller keeps, the kernels' float accumulators included, is spilled around it). Tile ids
+// must be literals (they are pasted into the assembly); `bytes` is rows x stride of the operand's footprint.
+namespace kairo::kernels::amx::detail {
+template <int kBytes>
+struct Footprint {
+  char bytes[kBytes];
+};
+}  // namespace kairo::kernels::amx::detail
+
+#define KAIRO_TILE_LOAD(tmm, ptr, stride, bytes)                                                           \
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #tmm                                                       \
+                   :                                                                                      \
+                   : "r"(ptr), "r"(static_cast<long>(stride)),                                            \
+                     "m"(*reinterpret_cast<const ::kairo::kernels::amx::detail::Footprint<bytes>*>(ptr)))
+
+#define KAIRO_TILE_STORE(tmm, ptr, stride, bytes)                                                          \
+  __asm__ volatile("tilestored %%tmm" #tmm ", (%1,%2,1)"                                                   \
+                   : "=m"(*reinterpret_cast<::kairo::kernels::amx::detail::Footprint<bytes>*>(ptr))        \
+                   : "r"(ptr), "r"(static_cast<long>(stride)))

@@ -28,13 +28,14 @@ namespace {
 #define KAIRO_RT_B0 6
 #define KAIRO_RT_B1 7
 
-// The signed B operand of every block of row tile `tile`: [block][8 groups][16 rows][4] int8 (512 bytes a block).
+// The signed B operand of blocks [blk0, blk1) of row tile `tile`: [block][8 groups][16 rows][4] int8 (512 bytes a
+// block), from b[0].
 template <bool kQ4>
-void expand_b(const MatrixView& w, int64_t tile, int64_t n_blocks, int8_t* b) {
+void expand_b(const MatrixView& w, int64_t tile, int64_t blk0, int64_t blk1, int8_t* b) {
   const uint8_t* values = avx512::row_tile_base(w, tile);
   const __m512i m4 = _mm512_set1_epi8(0x0F);
-  for (int64_t blk = 0; blk < n_blocks; ++blk) {
-    int8_t* out = b + blk * 512;
+  for (int64_t blk = blk0; blk < blk1; ++blk) {
+    int8_t* out = b + (blk - blk0) * 512;
     if constexpr (kQ4) {
       const uint8_t* v = values + blk * 256;
       for (int s = 0; s < 4; ++s) {
@@ -52,72 +53,105 @@ void expand_b(const MatrixView& w, int64_t tile, int64_t n_blocks, int8_t* b) {
   }
 }
 
-#define KAIRO_RT_BLOCK(C, A, B, blk)                                  \
-  _tile_zero(C);                                                      \
-  _tile_loadd(A, a.tile_q_of(t0) + 512 * (blk), 32);                  \
-  _tile_loadd(B, b + (blk) * 512, 64);                                \
+// a_q, b: the A and B operands of the pair's first block (the second follows 512 bytes on in both).
+#define KAIRO_RT_BLOCK(C, A, B, off)     \
+  _tile_zero(C);                         \
+  KAIRO_TILE_LOAD(A, a_q + (off), 32, 512); \
+  KAIRO_TILE_LOAD(B, b + (off), 64, 512);   \
   _tile_dpbssd(C, A, B);
 
-inline void start_pair(const cpu::ActQ8Batch& a, int64_t t0, const int8_t* b, int64_t blk, int n, int set) {
+inline void start_pair(const int8_t* a_q, const int8_t* b, int n, int set) {
   if (set == 0) {
-    KAIRO_RT_BLOCK(0, KAIRO_RT_A0, KAIRO_RT_B0, blk)
-    if (n > 1) { KAIRO_RT_BLOCK(1, KAIRO_RT_A1, KAIRO_RT_B1, blk + 1) }
+    KAIRO_RT_BLOCK(0, KAIRO_RT_A0, KAIRO_RT_B0, 0)
+    if (n > 1) { KAIRO_RT_BLOCK(1, KAIRO_RT_A1, KAIRO_RT_B1, 512) }
   } else {
-    KAIRO_RT_BLOCK(2, KAIRO_RT_A0, KAIRO_RT_B0, blk)
-    if (n > 1) { KAIRO_RT_BLOCK(3, KAIRO_RT_A1, KAIRO_RT_B1, blk + 1) }
+    KAIRO_RT_BLOCK(2, KAIRO_RT_A0, KAIRO_RT_B0, 0)
+    if (n > 1) { KAIRO_RT_BLOCK(3, KAIRO_RT_A1, KAIRO_RT_B1, 512) }
   }
 }
 #undef KAIRO_RT_BLOCK
 
 inline void store_pair(int n, int set, int32_t (*c)[256]) {
   if (set == 0) {
-    _tile_stored(0, c[0], 64);
-    if (n > 1) _tile_stored(1, c[1], 64);
+    KAIRO_TILE_STORE(0, c[0], 64, 1024);
+    if (n > 1) KAIRO_TILE_STORE(1, c[1], 64, 1024);
   } else {
-    _tile_stored(2, c[0], 64);
-    if (n > 1) _tile_stored(3, c[1], 64);
+    KAIRO_TILE_STORE(2, c[0], 64, 1024);
+    if (n > 1) KAIRO_TILE_STORE(3, c[1], 64, 1024);
   }
 }
 
-// Tokens [t0, t0 + 16) times row tile `tile` (B expanded in b) into y rows [r0, r0 + nr).
-// next_tile: the packed bytes of the row tile to expand next (or nullptr); its block blk is prefetched into L2
-// while this tile's block blk is multiplied, so the expansion (the only pass that touches memory) finds it there.
-void token_tile(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t t0, const int8_t* b, const uint8_t* scales,
-                int64_t r0, int nr, const uint8_t* next_tile, float* y) {
-  const int64_t value_bytes = avx512::row_tile_value_bytes(w.packing);
-  const int64_t n_blocks = w.n_cols / 32;
-  alignas(64) int32_t c[2][256];
-  const float* da = a.tile_d_of(t0);  // [block][16 tokens]
+// The blocks [blk0, blk1) of one row tile: their B operands (expanded into b), scales and where y's rows are.
+struct BlockRange {
+  const int8_t* b;
+  const uint8_t* scales;  // the row tile's f16 scales, [block][16 rows]
+  int64_t blk0, blk1;
+  int64_t r0;
+  int nr;
+  // The packed row tile whose blocks next_blk0.. are expanded next (nullptr: none to prefetch), its block bytes and
+  // how many blocks it has.
+  const uint8_t* next = nullptr;
+  int64_t next_blk0 = 0;
+  int64_t value_bytes = 0;
+  int64_t n_blocks = 0;
+};
+
+// Tokens [t0, t0 + 16) times blocks r.blk0.. of a row tile, added to the sums in y (r.blk0 == 0: starting from
+// zero). The per-block float steps run in block order whatever the chunking, as the batch-invariance contract needs
+// (y holds each partial sum exactly in f32 between chunks).
+void token_tile(const cpu::ActQ8Batch& a, int64_t t0, const BlockRange& r, int64_t n_rows, float* y) {
+  const int n_tok = static_cast<int>(std::min<int64_t>(16, a.n_tokens - t0));
+  const __mmask16 mask = static_cast<__mmask16>((1u << r.nr) - 1);
   __m512 acc[16];
-  for (auto& v : acc) v = _mm512_setzero_ps();
-  // Pair p's results are stored before pair p + 1 is issued: the tile unit works in order, so a store issued after
-  // the next products would wait for them; this way it only waits for products issued one pair earlier.
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i)
+    acc[i] = r.blk0 == 0 || i >= n_tok ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask, y + (t0 + i) * n_rows + r.r0);
+  const int8_t* a_q = a.tile_q_of(t0) + 512 * r.blk0;
+  const float* da = a.tile_d_of(t0) + 16 * r.blk0;  // [block][16 tokens]
+  const uint8_t* dw_f16 = r.scales + 32 * r.blk0;
+  alignas(64) int32_t c[2][2][256];  // [pair parity][block of the pair][16 tokens][16 rows]
+  const int64_t n_blocks = r.blk1 - r.blk0;
   const int64_t n_pairs = (n_blocks + 1) / 2;
   auto pair_size = [&](int64_t p) { return static_cast<int>(std::min<int64_t>(2, n_blocks - 2 * p)); };
-  start_pair(a, t0, b, 0, pair_size(0), 0);
-  for (int64_t p = 0; p < n_pairs; ++p) {
-    const int n = pair_size(p);
-    store_pair(n, static_cast<int>(p & 1), c);
-    if (p + 1 < n_pairs) start_pair(a, t0, b, 2 * (p + 1), pair_size(p + 1), static_cast<int>((p + 1) & 1));
-    for (int j = 0; j < n; ++j) {
+  auto scale_pair = [&](int64_t p) {
+    for (int j = 0; j < pair_size(p); ++j) {
       const int64_t blk = 2 * p + j;
-      if (next_tile != nullptr) {
-        for (int64_t l = 0; l < value_bytes; l += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(next_tile + blk * value_bytes + l), _MM_HINT_T1);
-        if (blk % 2 == 0)
-          _mm_prefetch(reinterpret_cast<const char*>(next_tile + n_blocks * value_bytes + 32 * blk), _MM_HINT_T1);
+      // The activations of the pair after next go to L1 (the tile loads would otherwise wait for L2).
+      if (blk + 4 < n_blocks)
+        for (int l = 0; l < 8; ++l) _mm_prefetch(reinterpret_cast<const char*>(a_q + 512 * (blk + 4) + 64 * l), _MM_HINT_T0);
+      if (r.next != nullptr && r.next_blk0 + blk < r.n_blocks) {
+        const int64_t nb = r.next_blk0 + blk;
+        for (int64_t l = 0; l < r.value_bytes; l += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(r.next + nb * r.value_bytes + l), _MM_HINT_T1);
+        if (nb % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(r.next + r.n_blocks * r.value_bytes + 32 * nb), _MM_HINT_T1);
       }
-      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * blk)));
+      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(dw_f16 + 32 * blk)));
       const float* da_blk = da + blk * 16;
+      const int32_t* cj = c[p & 1][j];
+#pragma GCC unroll 16
       for (int i = 0; i < 16; ++i) {
-        const __m512 ci = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[j] + 16 * i)), _mm512_set1_ps(da_blk[i]));
+        const __m512 ci = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(cj + 16 * i)), _mm512_set1_ps(da_blk[i]));
         acc[i] = _mm512_fmadd_ps(ci, dw, acc[i]);
       }
     }
+  };
+  // Software pipeline: iteration p stores pair p's products, issues pair p + 1's, and scales pair p - 1's. The store
+  // comes first because the tile unit works in order (issued after the next products, it would wait for them), and
+  // the scaling reads results stored one iteration earlier, so its loads never wait for a tile store to complete.
+  start_pair(a_q, r.b, pair_size(0), 0);
+  for (int64_t p = 0; p < n_pairs; ++p) {
+    store_pair(pair_size(p), static_cast<int>(p & 1), c[p & 1]);
+    if (p + 1 < n_pairs)
+      start_pair(a_q + 1024 * (p + 1), r.b + 1024 * (p + 1), pair_size(p + 1), static_cast<int>((p + 1) & 1));
+    // Keeps the compiler from hoisting the scaling's loads of c above the tile instructions (the tile unit must
+    // get its next products before the vector units start on this pair).
+    __asm__ volatile("" : "+m"(c));
+    if (p > 0) scale_pair(p - 1);
   }
-  const int n_tok = static_cast<int>(std::min<int64_t>(16, a.n_tokens - t0));
-  const __mmask16 mask = static_cast<__mmask16>((1u << nr) - 1);
-  for (int i = 0; i < n_tok; ++i) _mm512_mask_storeu_ps(y + (t0 + i) * w.n_rows + r0, mask, acc[i]);
+  scale_pair(n_pairs - 1);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i)
+    if (i < n_tok) _mm512_mask_storeu_ps(y + (t0 + i) * n_rows + r.r0, mask, acc[i]);
 }
 
 void configure() {
@@ -139,6 +173,11 @@ void configure() {
 
 }  // namespace
 
+// Blocks of a row tile expanded at a time when a single token tile multiplies them (batched decode): their B
+// operands (8 KiB) stay in L1, and the next chunk's packed bytes are prefetched while this one multiplies. With
+// several token tiles the whole row is expanded once (fewer passes over the activations and the sums).
+constexpr int64_t kChunkBlocks = 16;
+
 size_t row_tile_b_bytes(int64_t n_cols) { return static_cast<size_t>(n_cols / 32) * 512; }
 
 void gemm_row_tiles(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t tile0, int64_t tile1, int8_t* b_scratch,
@@ -153,13 +192,23 @@ void gemm_row_tiles(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t tile0
   for (int64_t g0 = 0; g0 < n_token_tiles; g0 += group) {
     const int64_t g1 = std::min(n_token_tiles, g0 + group);
     for (int64_t tile = tile0; tile < tile1; ++tile) {
-      if (q4) expand_b<true>(w, tile, n_blocks, b_scratch);
-      else expand_b<false>(w, tile, n_blocks, b_scratch);
-      const uint8_t* scales = avx512::row_tile_base(w, tile) + n_blocks * value_bytes;
-      const int64_t r0 = tile * avx512::kPackTileRows;
-      const int nr = static_cast<int>(std::min<int64_t>(avx512::kPackTileRows, w.n_rows - r0));
-      const uint8_t* next = tile + 1 < tile1 ? avx512::row_tile_base(w, tile + 1) : nullptr;
-      for (int64_t tt = g0; tt < g1; ++tt) token_tile(w, a, 16 * tt, b_scratch, scales, r0, nr, tt == g0 ? next : nullptr, y);
+      const uint8_t* base = avx512::row_tile_base(w, tile);
+      BlockRange r{b_scratch, base + n_blocks * value_bytes, 0, 0, tile * avx512::kPackTileRows, 0, nullptr, 0,
+                   value_bytes, n_blocks};
+      r.nr = static_cast<int>(std::min<int64_t>(avx512::kPackTileRows, w.n_rows - r.r0));
+      for (r.blk0 = 0; r.blk0 < n_blocks; r.blk0 = r.blk1) {
+        r.blk1 = g1 - g0 > 1 ? n_blocks : std::min(n_blocks, r.blk0 + kChunkBlocks);
+        // The packed bytes expanded next (this tile's next chunk, or the next tile's first) go to L2 while the first
+        // token tile multiplies: spread over its blocks, so the prefetches never fill the line buffers at once.
+        r.next = r.blk1 < n_blocks ? base : tile + 1 < tile1 ? avx512::row_tile_base(w, tile + 1) : nullptr;
+        r.next_blk0 = r.blk1 < n_blocks ? r.blk1 : 0;
+        if (q4) expand_b<true>(w, tile, r.blk0, r.blk1, b_scratch);
+        else expand_b<false>(w, tile, r.blk0, r.blk1, b_scratch);
+        for (int64_t tt = g0; tt < g1; ++tt) {
+          token_tile(a, 16 * tt, r, w.n_rows, y);
+          r.next = nullptr;
+        }
+      }
     }
   }
   _tile_release();
