@@ -20,6 +20,10 @@ inline uint32_t load_u32(const uint8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+// The 4 bytes at p in every 32-bit lane, straight from memory (a load-port broadcast: no shuffle-port uop, which
+// the vpdpbusd loops of the GEMV kernels are short of).
+inline __m512i broadcast4(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
+
 inline float half_at(const uint8_t* p) { return _cvtsh_ss(static_cast<unsigned short>(load_u16(p))); }
 
 // [a x8, b x8] from two halves (b may be absent: 0).

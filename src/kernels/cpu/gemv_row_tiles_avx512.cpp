@@ -30,14 +30,13 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16
   const int64_t n_blocks = w.n_cols / 32;
   const uint8_t* values = row_tile_base(w, tile);
   const uint8_t* scales = values + n_blocks * kValueBytes;
-  int32_t aq4[8];
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   __m512 acc = _mm512_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* v = values + b * kValueBytes;
     for (int l = 0; l < kValueBytes; l += 64)
       _mm_prefetch(reinterpret_cast<const char*>(v + l + kPrefetchBytes), _MM_HINT_T0);
-    std::memcpy(aq4, a.q + 32 * b, 32);
+    const int8_t* aq = a.q + 32 * b;
     __m512i dot = _mm512_set1_epi32(-(a.bsum[b] << kZeroShift));
     if constexpr (kQ4) {
       // High nibbles are multiplied in place (16 x their value, no shift), then their sum is divided by 16: exact,
@@ -45,13 +44,13 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16
       __m512i dot_hi = _mm512_setzero_si512();
       for (int s = 0; s < 4; ++s) {
         const __m512i z = _mm512_loadu_si512(v + 64 * s);
-        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), _mm512_set1_epi32(aq4[2 * s]));
-        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), _mm512_set1_epi32(aq4[2 * s + 1]));
+        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), broadcast4(aq + 8 * s));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), broadcast4(aq + 8 * s + 4));
       }
       dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
     } else {
       for (int k = 0; k < 8; ++k)
-        dot = _mm512_dpbusd_epi32(dot, _mm512_loadu_si512(v + 64 * k), _mm512_set1_epi32(aq4[k]));
+        dot = _mm512_dpbusd_epi32(dot, _mm512_loadu_si512(v + 64 * k), broadcast4(aq + 4 * k));
     }
     const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b]));
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
@@ -78,7 +77,6 @@ void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
   __m512 acc = _mm512_setzero_ps();
   __m512 slot[16];
   for (auto& v : slot) v = _mm512_setzero_ps();
-  int32_t aq4[8];
   for (int64_t sb = 0; sb < n_super; ++sb) {
     const uint8_t* p = base + sb * kPackQ4_KSuperBytes;
     for (int l = 0; l < kPackQ4_KSuperBytes; l += 64)
@@ -89,12 +87,12 @@ void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
     for (int j = 0; j < 8; ++j) {
       const int64_t b = sb * 8 + j;
       const uint8_t* v = p + 256 * j;
-      std::memcpy(aq4, a.q + 32 * b, 32);
+      const int8_t* aq = a.q + 32 * b;
       __m512i dot = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
       for (int s = 0; s < 4; ++s) {
         const __m512i z = _mm512_loadu_si512(v + 64 * s);
-        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), _mm512_set1_epi32(aq4[2 * s]));
-        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), _mm512_set1_epi32(aq4[2 * s + 1]));
+        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), broadcast4(aq + 8 * s));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), broadcast4(aq + 8 * s + 4));
       }
       dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
       const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b]));
@@ -115,7 +113,6 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   const __m512i m30 = _mm512_set1_epi8(0x30);
   __m512 acc = _mm512_setzero_ps();
-  int32_t aq4[4];
   for (int64_t sb = 0; sb < n_super; ++sb) {
     const uint8_t* p = base + sb * kPackQ6_KSuperBytes;
     for (int l = 0; l < kPackQ6_KSuperBytes; l += 64)
@@ -124,7 +121,7 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
     for (int j = 0; j < 16; ++j) {
       const int64_t b = sb * 16 + j;  // 16-value sub-block of the row
       const uint8_t* v = p + 192 * j;
-      std::memcpy(aq4, a.q + 16 * b, 16);
+      const int8_t* aq = a.q + 16 * b;
       const int32_t asum = a.sum4[4 * b] + a.sum4[4 * b + 1] + a.sum4[4 * b + 2] + a.sum4[4 * b + 3];
       const __m512i n0 = _mm512_loadu_si512(v);
       const __m512i n1 = _mm512_loadu_si512(v + 64);
@@ -135,10 +132,10 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
       const __m512i v2 = _mm512_ternarylogic_epi32(n1, _mm512_and_si512(h, m30), m4, 0xEC);
       const __m512i v3 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n1, 4), _mm512_and_si512(_mm512_srli_epi16(h, 2), m30), m4, 0xEC);
       __m512i dot = _mm512_set1_epi32(-32 * asum);
-      dot = _mm512_dpbusd_epi32(dot, v0, _mm512_set1_epi32(aq4[0]));
-      dot = _mm512_dpbusd_epi32(dot, v1, _mm512_set1_epi32(aq4[1]));
-      dot = _mm512_dpbusd_epi32(dot, v2, _mm512_set1_epi32(aq4[2]));
-      dot = _mm512_dpbusd_epi32(dot, v3, _mm512_set1_epi32(aq4[3]));
+      dot = _mm512_dpbusd_epi32(dot, v0, broadcast4(aq + 0));
+      dot = _mm512_dpbusd_epi32(dot, v1, broadcast4(aq + 4));
+      dot = _mm512_dpbusd_epi32(dot, v2, broadcast4(aq + 8));
+      dot = _mm512_dpbusd_epi32(dot, v3, broadcast4(aq + 12));
       const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b / 2]));
       const __m512 sc = _mm512_cvtepi32_ps(
           _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3104 + 16 * j))));
