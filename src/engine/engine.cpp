@@ -220,7 +220,12 @@ void Engine::take_inbox() {
   for (auto& seq : incoming) {
     Sequence* s = seq.get();
     seqs_[s->id] = std::move(seq);
-    scheduler_.add(s);
+    if (Sequence* parent = fork_parent_for(*s)) {
+      s->fork_parent = parent;
+      parent->forks.push_back(s);
+    } else {
+      scheduler_.add(s);
+    }
   }
   for (RequestId id : aborts) {
     const auto it = seqs_.find(id);
@@ -228,6 +233,34 @@ void Engine::take_inbox() {
     RequestOutput out;
     finish(*it->second, FinishReason::Abort, out);
     seqs_.erase(it);
+  }
+}
+
+Sequence* Engine::fork_parent_for(const Sequence& seq) {
+  if (seq.request.fork_of == 0) return nullptr;
+  const auto it = seqs_.find(seq.request.fork_of);
+  if (it == seqs_.end()) return nullptr;
+  Sequence* parent = it->second.get();
+  // Only a parent whose prompt is still to be computed, itself not parked, with exactly this prompt and salt.
+  if (parent->status == SeqStatus::Finished || parent->fork_parent != nullptr || parent->n_generated() != 0) {
+    return nullptr;
+  }
+  if (parent->tokens != seq.tokens || parent->request.cache_salt != seq.request.cache_salt) return nullptr;
+  return parent;
+}
+
+void Engine::start_forks(Sequence& parent, const float* logits, std::vector<RequestId>& done) {
+  std::vector<Sequence*> forks;
+  forks.swap(parent.forks);
+  for (Sequence* child : forks) {
+    child->fork_parent = nullptr;
+    kv_.fork(parent.id, child->id);
+    child->n_computed = parent.n_computed;  // the whole prompt: its KV is the parent's
+    child->n_cached_prompt = child->n_prompt;  // none of it was computed for this request
+    child->first_scheduled = parent.first_scheduled;
+    scheduler_.add_running(child);
+    post_process(*child, logits);  // its own sampler, the same logits
+    if (child->status == SeqStatus::Finished) done.push_back(child->id);
   }
 }
 
@@ -239,7 +272,7 @@ void Engine::step() {
     // rather than spin.
     if (scheduler_.n_running() == 0 && !seqs_.empty()) {
       for (auto it = seqs_.begin(); it != seqs_.end(); ++it) {
-        if (it->second->status != SeqStatus::Waiting) continue;
+        if (it->second->status != SeqStatus::Waiting || it->second->fork_parent != nullptr) continue;
         RequestOutput out;
         finish(*it->second, FinishReason::Abort, out);
         seqs_.erase(it);
@@ -265,7 +298,9 @@ void Engine::step() {
   for (const ScheduledChunk& c : plan.chunks) {
     if (!c.needs_sample) continue;
     Sequence& seq = *c.seq;
-    post_process(seq, runner_.logits_row(row++));
+    const float* logits = runner_.logits_row(row++);
+    if (!seq.forks.empty()) start_forks(seq, logits, done);
+    post_process(seq, logits);
     if (seq.status == SeqStatus::Finished) done.push_back(seq.id);
   }
   for (RequestId id : done) seqs_.erase(id);
@@ -331,6 +366,16 @@ void Engine::finish(Sequence& seq, FinishReason reason, RequestOutput& out) {
       out.prefill_seconds = std::chrono::duration<double>(seq.first_token - seq.first_scheduled).count();
     }
   }
+  if (seq.fork_parent != nullptr) {  // parked: leave the parent's list
+    auto& siblings = seq.fork_parent->forks;
+    siblings.erase(std::remove(siblings.begin(), siblings.end(), &seq), siblings.end());
+    seq.fork_parent = nullptr;
+  }
+  for (Sequence* child : seq.forks) {  // the parent ends before its prompt did: the children compute their own
+    child->fork_parent = nullptr;
+    scheduler_.add(child);
+  }
+  seq.forks.clear();
   scheduler_.remove(&seq);
   publish_stats();  // a client that sees its request finish must also see its blocks freed
   seq.on_output(out);

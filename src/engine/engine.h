@@ -67,6 +67,10 @@ class Engine final : public EngineClient {
   void take_inbox();
   void step();
   void post_process(Sequence& seq, const float* logits);
+  // Request::fork_of: the sequence a new request parks on (nullptr: schedule it on its own).
+  Sequence* fork_parent_for(const Sequence& seq);
+  // The parent's prompt is computed (logits: its last row): its parked children fork its KV and sample.
+  void start_forks(Sequence& parent, const float* logits, std::vector<RequestId>& done);
   void finish(Sequence& seq, FinishReason reason, RequestOutput& out);
   std::unique_ptr<Sequence> make_sequence(RequestId id, Request request, OutputCallback cb);
   void publish_stats();

@@ -37,6 +37,12 @@ struct Request {
   StopConditions stop;
   int priority = 0;          // lower value = served first (only when the engine runs with priority scheduling)
   std::string cache_salt;    // separates prefix-cache entries between tenants
+  // n > 1: the id of an earlier request of this client with the same prompt and cache salt (choice 0). While that
+  // request's prompt is still being computed, this one waits for it and then starts from a fork of its KV (every
+  // block shared, the partial last block copied on the first write) and samples its own first token from the same
+  // logits, so the prompt is computed once for all n choices. If the parent has already moved on (or the prompts
+  // differ), the request runs on its own, served by the prefix cache.
+  RequestId fork_of = 0;
 };
 
 enum class FinishReason { None, Stop, Length, Abort };

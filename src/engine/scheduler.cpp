@@ -27,6 +27,14 @@ void Scheduler::enqueue_waiting(Sequence* seq, bool front) {
 
 void Scheduler::add(Sequence* seq) { enqueue_waiting(seq, /*front=*/false); }
 
+void Scheduler::add_running(Sequence* seq) {
+  assert(kv_.has_request(seq->id) && seq->n_computed == kv_.n_tokens(seq->id));
+  seq->status = SeqStatus::Running;
+  seq->admitted_once = true;
+  seq->admit_seq = next_admit_seq_++;
+  running_.push_back(seq);
+}
+
 void Scheduler::remove(Sequence* seq) {
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), seq), waiting_.end());
   running_.erase(std::remove(running_.begin(), running_.end(), seq), running_.end());

@@ -43,6 +43,8 @@ class Scheduler {
   Scheduler(SchedulerConfig config, kv::KVCacheManager& kv);
 
   void add(Sequence* seq);       // enqueue a new request
+  // A request whose KV already exists (a fork of a running request): running from now on, newest admission.
+  void add_running(Sequence* seq);
   void remove(Sequence* seq);    // finished or aborted: leaves the queues and frees its blocks
   StepPlan schedule();
   // After the forward pass: the scheduled tokens now have KV.

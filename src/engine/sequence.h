@@ -39,6 +39,10 @@ struct Sequence {
   Clock::time_point first_token;
   bool abort_requested = false;
 
+  // KV forks (Request::fork_of): a parked child waits, outside the scheduler, for its parent's prompt.
+  Sequence* fork_parent = nullptr;   // set while parked
+  std::vector<Sequence*> forks;      // children parked on this sequence
+
   int n_generated() const { return static_cast<int>(tokens.size()) - n_prompt; }
   int n_uncomputed() const { return static_cast<int>(tokens.size()) - n_computed; }
 };

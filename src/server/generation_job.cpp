@@ -42,6 +42,9 @@ void GenerationJob::start(std::shared_ptr<ServerContext> ctx, const Backend& bac
     auto callback = [job, i](const engine::RequestOutput& out) {
       job->exchange_->post([job, i, out] { job->on_output(i, out); });
     };
+    // Choices 1..n-1 of a prompt fork choice 0's KV once its prompt is computed (one prefill for all n).
+    const size_t n = static_cast<size_t>(std::max(1, job->options_.n_per_prompt));
+    if (i % n != 0) requests[i].fork_of = job->choices_[i - i % n].id;
     auto submitted = backend.engine->submit(std::move(requests[i]), std::move(callback));
     if (auto* rejection = std::get_if<engine::SubmitRejection>(&submitted)) {
       job->rejected_ = true;

@@ -204,6 +204,79 @@ TEST(Engine, ResentConversationHitsEveryFullBlockOfItsHistory) {
             static_cast<int64_t>(turn2.prompt_tokens.size()) - full_blocks_of_computed_history);
 }
 
+// n > 1 through Request::fork_of: choices 1..3 park on choice 0 and fork its KV when its prompt is computed. A
+// small token budget spreads the prompt over dozens of steps, so the children arrive long before it is done.
+struct ForkRun {
+  std::vector<Collected> out;
+  int64_t prompt_tokens = 0;
+  double kv_usage_after = 1.0;
+};
+
+ForkRun run_forked(const Request& r, int n, bool abort_parent) {
+  EngineConfig cfg;
+  cfg.scheduler.max_num_batched_tokens = 8;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  client.results_.assign(static_cast<size_t>(n), {});
+  const RequestId parent = client.submit(r, 0);
+  for (int i = 1; i < n; ++i) {
+    Request child = r;
+    child.fork_of = parent;
+    if (child.sampling.seed) child.sampling.seed = *child.sampling.seed + static_cast<uint64_t>(i);
+    client.submit(child, static_cast<size_t>(i));
+  }
+  if (abort_parent) engine->abort(parent);
+  client.wait(static_cast<size_t>(n));
+  ForkRun run;
+  run.out = client.results_;
+  run.prompt_tokens = engine->stats().prompt_tokens;
+  for (int i = 0; i < 100 && engine->stats().kv_usage != 0.0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  run.kv_usage_after = engine->stats().kv_usage;
+  return run;
+}
+
+TEST(Engine, ForkedChoicesComputeThePromptOnceAndMatchRunningAlone) {
+  const Request& r = requests32()[10];  // 300 prompt tokens, 6 greedy output tokens
+  const ForkRun run = run_forked(r, 4, /*abort_parent=*/false);
+  EXPECT_EQ(run.prompt_tokens, static_cast<int64_t>(r.prompt_tokens.size()));  // not 4x
+  for (size_t i = 0; i < run.out.size(); ++i) {
+    EXPECT_EQ(run.out[i].reason, FinishReason::Length);
+    EXPECT_EQ(run.out[i].tokens, alone_outputs()[10].tokens) << "choice " << i;
+    EXPECT_EQ(run.out[i].text, alone_outputs()[10].text) << "choice " << i;
+  }
+  for (size_t i = 1; i < run.out.size(); ++i) EXPECT_EQ(run.out[i].n_cached, static_cast<int>(r.prompt_tokens.size()));
+  EXPECT_EQ(run.kv_usage_after, 0.0);  // the shared and the copied-on-write blocks were all freed
+}
+
+TEST(Engine, ForkedChoicesSampleIndependently) {
+  Request r = requests32()[10];  // 300 prompt tokens: the last block is partial, so each child copies it on write
+  r.sampling.temperature = 1.0f;
+  r.sampling.seed = 42;
+  r.stop.max_tokens = 12;
+  const ForkRun run = run_forked(r, 4, /*abort_parent=*/false);
+  EXPECT_EQ(run.prompt_tokens, static_cast<int64_t>(r.prompt_tokens.size()));
+  int n_distinct = 0;
+  for (size_t i = 0; i < run.out.size(); ++i) {
+    EXPECT_EQ(run.out[i].tokens.size(), 12u);
+    bool seen = false;
+    for (size_t j = 0; j < i; ++j) seen = seen || run.out[j].tokens == run.out[i].tokens;
+    n_distinct += seen ? 0 : 1;
+  }
+  EXPECT_GT(n_distinct, 1);  // different seeds: the choices diverge
+  EXPECT_EQ(run.kv_usage_after, 0.0);
+}
+
+TEST(Engine, ForkedChoicesCarryOnWhenTheirParentIsAborted) {
+  const Request& r = requests32()[10];
+  const ForkRun run = run_forked(r, 3, /*abort_parent=*/true);
+  EXPECT_EQ(run.out[0].reason, FinishReason::Abort);
+  for (size_t i = 1; i < run.out.size(); ++i) {
+    EXPECT_EQ(run.out[i].reason, FinishReason::Length);
+    EXPECT_EQ(run.out[i].tokens, alone_outputs()[10].tokens) << "choice " << i;
+  }
+  EXPECT_EQ(run.kv_usage_after, 0.0);
+}
+
 TEST(Engine, AbortFreesBlocksAndReportsAbort) {
   EngineConfig cfg;
   auto engine = make_engine(cfg);
