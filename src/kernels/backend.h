@@ -102,7 +102,17 @@ struct Backend {
   // (e.g. scales gathered per 16 blocks so the one-token kernels stay at the memory bandwidth). Call once at load
   // time per weight; keep the original view for get_row (tied embeddings) and other backends.
   PackedMatrix (*pack_weights)(const MatrixView& w);
+
+  // Optional (nullptr: call matmul per weight). ys[i] = ws[i] · x for n_mats weights that read the same input
+  // (Q, K and V; gate and up), bit for bit what matmul gives each: the input is quantized once and one parallel pass
+  // covers the rows of all of them (one barrier instead of n_mats).
+  void (*matmul_shared_input)(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                              ThreadPool& pool);
 };
+
+// ys[i] = ws[i] · x through the backend's matmul_shared_input when it has one, else matmul per weight.
+void matmul_shared_input(const Backend& be, const MatrixView* ws, int n_mats, const float* x, float* const* ys,
+                         int64_t n_tokens, ThreadPool& pool);
 
 // The scalar reference backend (the oracle).
 const Backend& reference_backend();

@@ -40,9 +40,11 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels:
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
     // Attention block: x += Wo · attention(rope(Wq·norm(x)), K/V cache)
     be.rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n, c.dim, c.rms_eps);
-    be.matmul(L.wq, s.xn.data(), s.q.data(), n, pool);
-    be.matmul(L.wk, s.xn.data(), s.k.data(), n, pool);
-    be.matmul(L.wv, s.xn.data(), s.v.data(), n, pool);
+    {
+      const kernels::MatrixView qkv[] = {L.wq, L.wk, L.wv};
+      float* const out[] = {s.q.data(), s.k.data(), s.v.data()};
+      kernels::matmul_shared_input(be, qkv, 3, s.xn.data(), out, n, pool);
+    }
     if (c.qkv_bias) {
       be.add_bias(s.q.data(), L.bq, n, c.q_dim());
       be.add_bias(s.k.data(), L.bk, n, c.kv_dim());
@@ -58,8 +60,11 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels:
 
     // Feed-forward block: x += W_down · (silu(W_gate·norm(x)) * W_up·norm(x))
     be.rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n, c.dim, c.rms_eps);
-    be.matmul(L.w_gate, s.xn.data(), s.gate.data(), n, pool);
-    be.matmul(L.w_up, s.xn.data(), s.up.data(), n, pool);
+    {
+      const kernels::MatrixView gate_up[] = {L.w_gate, L.w_up};
+      float* const out[] = {s.gate.data(), s.up.data()};
+      kernels::matmul_shared_input(be, gate_up, 2, s.xn.data(), out, n, pool);
+    }
     be.swiglu(s.gate.data(), s.up.data(), s.gate.data(), n * c.ffn_dim);
     be.matmul(L.w_down, s.gate.data(), s.proj.data(), n, pool);
     be.add(s.x.data(), s.proj.data(), n * c.dim);

@@ -117,8 +117,10 @@ test("a client that leaves mid-stream frees its KV blocks", async () => {
   for await (const chunk of stream) {
     if (++n === 3) break;  // leaving the loop aborts the HTTP request
   }
+  // The engine frees the blocks before the server's handler (on another thread) counts the abort: wait for all three.
   for (let i = 0; i < 200; i++) {
-    if (await metric("num_requests_running") === 0 && await metric("kv_cache_usage_perc") === 0) break;
+    if (await metric("num_requests_running") === 0 && await metric("kv_cache_usage_perc") === 0 &&
+        await metric("request_success_total", 'finished_reason="abort"') === 1) break;
     await new Promise((r) => setTimeout(r, 25));
   }
   assert.equal(await metric("num_requests_running"), 0);

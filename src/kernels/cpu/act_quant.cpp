@@ -8,8 +8,7 @@ namespace kairo::kernels::cpu {
 
 size_t act_q8_batch_bytes(int64_t n_cols, int64_t n_tokens) {
   const auto padded = static_cast<size_t>((n_tokens + kTileTokens - 1) / kTileTokens * kTileTokens);
-  return act_q8_bytes(n_cols) * padded + padded * static_cast<size_t>(n_cols) +
-         padded * static_cast<size_t>(n_cols / kActBlock) * sizeof(float);
+  return padded * static_cast<size_t>(n_cols) + padded * static_cast<size_t>(n_cols / kActBlock) * sizeof(float);
 }
 
 ActQ8Batch act_q8_batch_layout(void* mem, int64_t n_cols, int64_t n_tokens) {
@@ -17,24 +16,9 @@ ActQ8Batch act_q8_batch_layout(void* mem, int64_t n_cols, int64_t n_tokens) {
   a.n_cols = n_cols;
   a.n_tokens = n_tokens;
   a.n_padded = (n_tokens + kTileTokens - 1) / kTileTokens * kTileTokens;
-  a.stride = static_cast<int64_t>(act_q8_bytes(n_cols));
-  a.base = static_cast<uint8_t*>(mem);
-  a.tile_q = reinterpret_cast<int8_t*>(a.base + a.n_padded * a.stride);
-  a.tile_d = reinterpret_cast<float*>(a.base + a.n_padded * a.stride + a.n_padded * n_cols);
+  a.tile_q = static_cast<int8_t*>(mem);
+  a.tile_d = reinterpret_cast<float*>(static_cast<uint8_t*>(mem) + a.n_padded * n_cols);
   return a;
-}
-
-void fill_tile_layout(const ActQ8Batch& a, int64_t tile) {
-  const int64_t nb = a.n_cols / kActBlock;
-  float* d_out = a.tile_d + tile * nb * kTileTokens;
-  int8_t* q_out = a.tile_q + tile * nb * 512;
-  for (int i = 0; i < kTileTokens; ++i) {
-    const ActQ8 t = a.token(tile * kTileTokens + i);
-    for (int64_t b = 0; b < nb; ++b) {
-      d_out[b * kTileTokens + i] = t.d[b];
-      std::memcpy(q_out + b * 512 + 32 * i, t.q + 32 * b, 32);
-    }
-  }
 }
 
 size_t act_tiles_bytes(int64_t n_cols, int64_t n_tokens) {

@@ -42,30 +42,22 @@ inline ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
   return a;
 }
 
-// Many tokens, one ActQ8 each at a fixed stride (bytes between tokens), padded with zero tokens (q = 0, d = 0) to a
-// multiple of 16: the AMX row-tile GEMM loads one block of 16 consecutive tokens as an A tile.
+// Many tokens for the AMX row-tile GEMM, quantized straight into AMX A-tile order and padded with zero tokens
+// (q = 0, d = 0) to a multiple of 16: per 16-token tile and block, the q of the 16 tokens as one contiguous A tile
+// ([n_padded / 16][n_cols / 32][16 tokens][32]) and their scales ([..][..][16]) for one broadcast load per token and
+// block in the GEMM's scaling step. Each token's q and d are exactly quantize_act_q8's.
 struct ActQ8Batch {
   int64_t n_cols = 0;
   int64_t n_tokens = 0;
   int64_t n_padded = 0;
-  int64_t stride = 0;
-  uint8_t* base = nullptr;
-
-  // Per 16-token tile, block-major copies filled by fill_tile_layout after quantization: the q of each block as one
-  // contiguous AMX A tile ([n_padded / 16][n_cols / 32][16 tokens][32]), and the scales ([..][..][16]) for one
-  // broadcast load per token and block in the GEMM's scaling step.
   int8_t* tile_q = nullptr;
   float* tile_d = nullptr;
 
-  ActQ8 token(int64_t t) const { return act_q8_layout(base + t * stride, n_cols); }
-  const int8_t* q_of(int64_t t) const { return reinterpret_cast<const int8_t*>(base + t * stride); }
   const int8_t* tile_q_of(int64_t t0) const { return tile_q + t0 / 16 * (n_cols / 32) * 512; }
   const float* tile_d_of(int64_t t0) const { return tile_d + t0 / 16 * (n_cols / 32) * 16; }
 };
 size_t act_q8_batch_bytes(int64_t n_cols, int64_t n_tokens);
 ActQ8Batch act_q8_batch_layout(void* mem, int64_t n_cols, int64_t n_tokens);
-// Copies the quantized tokens of token tile `tile` into a.tile_q and a.tile_d.
-void fill_tile_layout(const ActQ8Batch& a, int64_t tile);
 
 // Many tokens for the GEMM kernels, in tiles of 16 tokens laid out as AMX B tiles / VNNI broadcast operands:
 // for tile t and block b, 512 bytes [k4 = 0..7][token 0..15][4 consecutive columns]. Padding tokens have d = s = 0.
@@ -92,6 +84,8 @@ namespace kairo::kernels::avx512 {
 // Quantizes x[n_cols] (n_cols a multiple of 32). Per block exactly as quantize_act_tiles, so one token gets the
 // same int8 values and scales in either path.
 void quantize_act_q8(const float* x, cpu::ActQ8& a);
+// Quantizes token t of the batch (x: its n_cols floats; nullptr: a padding token, all zeros) into its tile slots.
+void quantize_act_q8_batch_token(const float* x, int64_t t, const cpu::ActQ8Batch& a);
 // Quantizes tokens [t0, t1) of x[n_tokens, n_cols] into their tiles; `as_unsigned` stores q + 128 (for vpdpbusd,
 // whose first operand is unsigned). t0 and t1 are multiples of 16: whole tiles, including padding tokens.
 void quantize_act_tiles(const float* x, int64_t t0, int64_t t1, bool as_unsigned, cpu::ActTiles& a);

@@ -51,6 +51,21 @@ void quantize_act_q8(const float* x, cpu::ActQ8& a) {
   }
 }
 
+void quantize_act_q8_batch_token(const float* x, int64_t t, const cpu::ActQ8Batch& a) {
+  const int64_t nb = a.n_cols / cpu::kActBlock;
+  int8_t* q = a.tile_q + t / cpu::kTileTokens * nb * 512 + 32 * (t % cpu::kTileTokens);
+  float* d = a.tile_d + t / cpu::kTileTokens * nb * cpu::kTileTokens + t % cpu::kTileTokens;
+  for (int64_t b = 0; b < nb; ++b) {
+    if (x != nullptr) {
+      float sum;
+      quantize_block(x + b * 32, q + 512 * b, d + cpu::kTileTokens * b, &sum);
+    } else {
+      std::memset(q + 512 * b, 0, 32);
+      d[cpu::kTileTokens * b] = 0.0f;
+    }
+  }
+}
+
 namespace {
 
 // rows[t] = 8 dwords of token t (16 tokens, 512 bytes) -> out[k][t] = rows[t][k]: the [k4][token][4] tile layout

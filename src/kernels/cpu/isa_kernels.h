@@ -24,11 +24,16 @@ KAIRO_CPU_ELEMENTWISE_OPS
 // Quantized weights: int8 activations with VNNI (one token: GEMV kernels; many: tiled GEMM). Float weights go to
 // matmul_float.
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+// Backend::matmul_shared_input: one quantization and one pass when every weight is row-tile packed.
+void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                         ThreadPool& pool);
 }  // namespace kairo::kernels::avx512
 
 namespace kairo::kernels::amx {
 // As avx512::matmul, but many-token products of quantized weights use AMX tiles.
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                         ThreadPool& pool);
 }  // namespace kairo::kernels::amx
 
 #undef KAIRO_CPU_ELEMENTWISE_OPS

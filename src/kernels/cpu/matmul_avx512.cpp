@@ -43,25 +43,55 @@ void gemv_finish(const GemvTile& t, int64_t n_blocks, bool with_min, float* y, i
   _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << n) - 1), acc);
 }
 
-// Row tiles of a packed matrix split over the threads, each tile times every token (a tile's weights stay in cache
-// across its tokens, so memory is read once); each tile's 16 outputs come straight from the kernel.
-void gemv_row_tiles(const MatrixView& w, const cpu::ActQ8* a, int64_t n_tokens, float* y, ThreadPool& pool) {
-  const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
-  const int64_t tiles = (w.n_rows + kPackTileRows - 1) / kPackTileRows;
+// Row-tile-packed weights that read the same input (one, or Q/K/V, or gate/up) and their outputs. Their row tiles
+// are numbered one after another, and each thread takes one contiguous range of that numbering: one parallel pass
+// and one barrier for all of them.
+struct RowTileSet {
+  const MatrixView* ws;
+  float* const* ys;
+  int n;
+
+  int64_t tiles_of(int i) const { return (ws[i].n_rows + kPackTileRows - 1) / kPackTileRows; }
+  int64_t total_tiles() const {
+    int64_t n_tiles = 0;
+    for (int i = 0; i < n; ++i) n_tiles += tiles_of(i);
+    return n_tiles;
+  }
+  // fn(i, first, last) for the row tiles [first, last) of weight i that fall in [g0, g1) of the numbering.
+  template <typename Fn>
+  void for_ranges(int64_t g0, int64_t g1, Fn&& fn) const {
+    int64_t base = 0;
+    for (int i = 0; i < n && base < g1; ++i) {
+      const int64_t t = tiles_of(i);
+      const int64_t first = std::max<int64_t>(g0 - base, 0), last = std::min<int64_t>(g1 - base, t);
+      if (first < last) fn(i, first, last);
+      base += t;
+    }
+  }
+};
+
+// Row tiles split over the threads, each tile times every token (a tile's weights stay in cache across its tokens,
+// so memory is read once); each tile's 16 outputs come straight from the kernel.
+void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens, ThreadPool& pool) {
+  const int64_t tiles = set.total_tiles();
   auto job = [&](int ti, int nt) {
-    for (int64_t tile = tiles * ti / nt; tile < tiles * (ti + 1) / nt; ++tile) {
-      const int64_t r0 = tile * kPackTileRows;
-      for (int64_t t = 0; t < n_tokens; ++t) {
-        float* yt = y + t * w.n_rows;
-        if (r0 + kPackTileRows <= w.n_rows) {
-          kernel(w, a[t], tile, yt + r0);
-        } else {  // the last, partial tile: through a buffer so y isn't written past its end
-          alignas(64) float y16[kPackTileRows];
-          kernel(w, a[t], tile, y16);
-          std::memcpy(yt + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
+    set.for_ranges(tiles * ti / nt, tiles * (ti + 1) / nt, [&](int i, int64_t first, int64_t last) {
+      const MatrixView& w = set.ws[i];
+      const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
+      for (int64_t tile = first; tile < last; ++tile) {
+        const int64_t r0 = tile * kPackTileRows;
+        for (int64_t t = 0; t < n_tokens; ++t) {
+          float* yt = set.ys[i] + t * w.n_rows;
+          if (r0 + kPackTileRows <= w.n_rows) {
+            kernel(w, a[t], tile, yt + r0);
+          } else {  // the last, partial tile: through a buffer so y isn't written past its end
+            alignas(64) float y16[kPackTileRows];
+            kernel(w, a[t], tile, y16);
+            std::memcpy(yt + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
+          }
         }
       }
-    }
+    });
   };
   pool.run(std::ref(job));
 }
@@ -70,22 +100,23 @@ void gemv_row_tiles(const MatrixView& w, const cpu::ActQ8* a, int64_t n_tokens, 
 // up to here (and gives the same bits: both follow the batch-invariance contract).
 constexpr int64_t kMaxRowTileGemvTokens = 4;
 
-void gemv_row_tiles_tokens(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
-  const size_t bytes = cpu::act_q8_bytes(w.n_cols);
+void gemv_row_tiles_tokens(const RowTileSet& set, const float* x, int64_t n_tokens, ThreadPool& pool) {
+  const int64_t n_cols = set.ws[0].n_cols;
+  const size_t bytes = cpu::act_q8_bytes(n_cols);
   auto* mem = static_cast<uint8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Activations, bytes * kMaxRowTileGemvTokens));
   cpu::ActQ8 a[kMaxRowTileGemvTokens];
   for (int64_t t = 0; t < n_tokens; ++t) {
-    a[t] = cpu::act_q8_layout(mem + t * bytes, w.n_cols);
-    quantize_act_q8(x + t * w.n_cols, a[t]);
+    a[t] = cpu::act_q8_layout(mem + t * bytes, n_cols);
+    quantize_act_q8(x + t * n_cols, a[t]);
   }
-  gemv_row_tiles(w, a, n_tokens, y, pool);
+  gemv_row_tiles(set, a, n_tokens, pool);
 }
 
 void gemv(const MatrixView& w, const float* x, float* y, ThreadPool& pool) {
   void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(w.n_cols));
   cpu::ActQ8 a = cpu::act_q8_layout(mem, w.n_cols);
   quantize_act_q8(x, a);
-  if (is_row_tile_packing(w.packing)) return gemv_row_tiles(w, &a, 1, y, pool);
+  if (is_row_tile_packing(w.packing)) return gemv_row_tiles(RowTileSet{&w, &y, 1}, &a, 1, pool);
   const GemvFn kernel = gemv_kernel(w.dtype);
   const int64_t n_blocks = w.n_cols / block_k_of(w.dtype);
   const bool with_min = has_min(w.dtype);
@@ -160,32 +191,23 @@ void gemm(const MatrixView& w, const float* x, float* y, int64_t n_tokens, Threa
   pool.run(std::ref(multiply));
 }
 
-// AMX with a row-tile-packed weight: every token quantized once (token-major), row tiles split over the threads.
-void gemm_amx_row_tiles(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
-  void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_batch_bytes(w.n_cols, n_tokens));
-  const cpu::ActQ8Batch a = cpu::act_q8_batch_layout(mem, w.n_cols, n_tokens);
-  auto quantize = [&](int ti, int nt) {  // whole token tiles per thread: each fills its tiles' scales
-    const int64_t n_tiles = a.n_padded / cpu::kTileTokens;
-    for (int64_t tile = n_tiles * ti / nt; tile < n_tiles * (ti + 1) / nt; ++tile) {
-      for (int64_t t = tile * cpu::kTileTokens; t < (tile + 1) * cpu::kTileTokens; ++t) {
-        if (t < n_tokens) {
-          cpu::ActQ8 q = a.token(t);
-          quantize_act_q8(x + t * w.n_cols, q);
-        } else {
-          std::memset(a.base + t * a.stride, 0, static_cast<size_t>(a.stride));
-        }
-      }
-      cpu::fill_tile_layout(a, tile);
-    }
+// AMX with row-tile-packed weights (Q4_0/Q8_0): every token quantized once, straight into the A-tile layout, then
+// the row tiles split over the threads.
+void gemm_amx_row_tiles(const RowTileSet& set, const float* x, int64_t n_tokens, ThreadPool& pool) {
+  const int64_t n_cols = set.ws[0].n_cols;
+  void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_batch_bytes(n_cols, n_tokens));
+  const cpu::ActQ8Batch a = cpu::act_q8_batch_layout(mem, n_cols, n_tokens);
+  auto quantize = [&](int ti, int nt) {  // tokens split evenly, even when they fill only one tile
+    for (int64_t t = a.n_padded * ti / nt; t < a.n_padded * (ti + 1) / nt; ++t)
+      quantize_act_q8_batch_token(t < n_tokens ? x + t * n_cols : nullptr, t, a);
   };
   pool.run(std::ref(quantize));
-  const int64_t tiles = (w.n_rows + kPackTileRows - 1) / kPackTileRows;
+  const int64_t tiles = set.total_tiles();
   auto multiply = [&](int ti, int nt) {
-    const int64_t t0 = tiles * ti / nt;
-    const int64_t t1 = tiles * (ti + 1) / nt;
-    if (t0 >= t1) return;
-    auto* b = static_cast<int8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Weights, amx::row_tile_b_bytes(w.n_cols)));
-    amx::gemm_row_tiles(w, a, t0, t1, b, y);
+    auto* b = static_cast<int8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Weights, amx::row_tile_b_bytes(n_cols)));
+    set.for_ranges(tiles * ti / nt, tiles * (ti + 1) / nt, [&](int i, int64_t first, int64_t last) {
+      amx::gemm_row_tiles(set.ws[i], a, first, last, b, set.ys[i]);
+    });
   };
   pool.run(std::ref(multiply));
 }
@@ -195,9 +217,32 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
   if (w.n_cols % 32 != 0 || !has_gemm(w.dtype)) return matmul_float(w, x, y, n_tokens, pool);
   if (n_tokens == 1) return gemv(w, x, y, pool);
   if (is_row_tile_packing(w.packing) && n_tokens <= kMaxRowTileGemvTokens)
-    return gemv_row_tiles_tokens(w, x, y, n_tokens, pool);
-  if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(w, x, y, n_tokens, pool);
+    return gemv_row_tiles_tokens(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
+  if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
+}
+
+// The fused paths are exactly matmul_impl's per weight (same quantization, same kernels), so each output is what
+// matmul gives; anything they do not cover goes weight by weight.
+void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                              ThreadPool& pool, bool use_amx) {
+  bool row_tiles = n_tokens > 0 && n_mats > 0, legacy = true;
+  for (int i = 0; i < n_mats && row_tiles; ++i) {
+    const MatrixView& w = ws[i];
+    row_tiles = w.n_rows > 0 && w.n_cols == ws[0].n_cols && w.n_cols % 32 == 0 && has_gemm(w.dtype) &&
+                is_row_tile_packing(w.packing);
+    legacy = legacy && is_legacy_row_tile_packing(w.packing);
+  }
+  const RowTileSet set{ws, ys, n_mats};
+  if (row_tiles && n_tokens == 1) {
+    void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(ws[0].n_cols));
+    cpu::ActQ8 a = cpu::act_q8_layout(mem, ws[0].n_cols);
+    quantize_act_q8(x, a);
+    return gemv_row_tiles(set, &a, 1, pool);
+  }
+  if (row_tiles && n_tokens <= kMaxRowTileGemvTokens) return gemv_row_tiles_tokens(set, x, n_tokens, pool);
+  if (row_tiles && legacy && use_amx) return gemm_amx_row_tiles(set, x, n_tokens, pool);
+  for (int i = 0; i < n_mats; ++i) matmul_impl(ws[i], x, ys[i], n_tokens, pool, use_amx);
 }
 
 }  // namespace
@@ -206,12 +251,22 @@ void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, Thr
   matmul_impl(w, x, y, n_tokens, pool, /*use_amx=*/false);
 }
 
+void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                         ThreadPool& pool) {
+  matmul_shared_input_impl(ws, n_mats, x, ys, n_tokens, pool, /*use_amx=*/false);
+}
+
 }  // namespace kairo::kernels::avx512
 
 namespace kairo::kernels::amx {
 
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
   avx512::matmul_impl(w, x, y, n_tokens, pool, /*use_amx=*/true);
+}
+
+void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                         ThreadPool& pool) {
+  avx512::matmul_shared_input_impl(ws, n_mats, x, ys, n_tokens, pool, /*use_amx=*/true);
 }
 
 }  // namespace kairo::kernels::amx
