@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/amx_block_pairs.h"
 #include "kernels/cpu/amx_tile_config.h"
 #include "kernels/cpu/decode_avx512.h"
 #include "kernels/cpu/quant_matmul.h"
@@ -18,48 +19,22 @@
 namespace kairo::kernels::amx {
 namespace {
 
-// GCC's tile intrinsics paste the register number into the assembly, so tile ids must be literal macros.
-// Two sets of result tiles (tmm0-1 and tmm2-3, one block each) alternate between consecutive pairs of blocks;
-// tmm4/5 hold weight tiles, tmm6/7 activation tiles.
-#define KAIRO_A0 4
-#define KAIRO_A1 5
-#define KAIRO_B0 6
-#define KAIRO_B1 7
-
 constexpr int kGroup = 2;  // blocks per set of result tiles
 
 inline const uint8_t* b_tile(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, int64_t b) {
   return a.q_at(tile, b * w.block_k / 32) + (b * w.block_k % 32) / 4 * 64;
 }
 
-#define KAIRO_BLOCK(C, A, B, b)                       \
-  _tile_zero(C);                                      \
-  _tile_loadd(A, w.q + (b) * bk * 16, bk);            \
-  _tile_loadd(B, b_tile(w, a, tile, (b)), 64);        \
-  _tile_dpbssd(C, A, B);
+// The weight tile's block b as the A operand and the activation tile's as B.
+inline BlockOperands block_operands(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, int64_t b) {
+  return {w.q + b * w.block_k * 16, w.block_k, b_tile(w, a, tile, b), 64};
+}
 
 // Starts the int32 products of blocks [b0, b0 + n) (n <= 2) in result set `set`.
 inline void start_products(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t tile, int64_t b0, int n,
                            int set) {
-  const int bk = w.block_k;
-  if (set == 0) {
-    KAIRO_BLOCK(0, KAIRO_A0, KAIRO_B0, b0)
-    if (n > 1) { KAIRO_BLOCK(1, KAIRO_A1, KAIRO_B1, b0 + 1) }
-  } else {
-    KAIRO_BLOCK(2, KAIRO_A0, KAIRO_B0, b0)
-    if (n > 1) { KAIRO_BLOCK(3, KAIRO_A1, KAIRO_B1, b0 + 1) }
-  }
-}
-#undef KAIRO_BLOCK
-
-inline void store_products(int n, int set, int32_t (*c)[256]) {
-  if (set == 0) {
-    _tile_stored(0, c[0], 64);
-    if (n > 1) _tile_stored(1, c[1], 64);
-  } else {
-    _tile_stored(2, c[0], 64);
-    if (n > 1) _tile_stored(3, c[1], 64);
-  }
+  start_block_pair(set, n, block_operands(w, a, tile, b0),
+                   n > 1 ? block_operands(w, a, tile, b0 + 1) : BlockOperands{});
 }
 
 // acc[row] = fma(c[row] * activation scales, weight scale, acc[row]): c_b * dw_b in block order (quant_matmul.h).
@@ -88,7 +63,7 @@ void tile_kernel(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t ti
     if (g + 1 < n_groups)
       start_products(w, a, tile, (g + 1) * kGroup, group_size(g + 1), static_cast<int>((g + 1) & 1));
     const int n = group_size(g);
-    store_products(n, static_cast<int>(g & 1), c);
+    store_block_pair(static_cast<int>(g & 1), n, c);
     for (int j = 0; j < n; ++j) scale_block(c[j], w, a, tile, g * kGroup + j, acc);
   }
   if (w.m != nullptr) avx512::add_min_terms(w, a, tile, acc);
@@ -103,11 +78,11 @@ void configure_tiles(int block_k) {
     cfg.rows[t] = 16;
     cfg.colsb[t] = 64;
   }
-  for (int t : {KAIRO_A0, KAIRO_A1}) {
+  for (int t : {kTileA0, kTileA1}) {
     cfg.rows[t] = 16;
     cfg.colsb[t] = static_cast<uint16_t>(block_k);
   }
-  for (int t : {KAIRO_B0, KAIRO_B1}) {
+  for (int t : {kTileB0, kTileB1}) {
     cfg.rows[t] = static_cast<uint8_t>(block_k / 4);
     cfg.colsb[t] = 64;
   }

@@ -1,10 +1,11 @@
 // Many-token matmul of a row-tile-packed weight (Packing in quant_matmul.h) with AMX. The packed block is already
 // in AMX's B-tile shape ([4-value group][16 rows][4]), so the weights are the B operand and 16 tokens' activation
-// blocks (rows of the token-major ActQ8 batch) the A operand: tdpbssd gives C[token][row] with the 16 rows in
+// blocks (the ActQ8Batch, quantized in A-tile order) the A operand: tdpbssd gives C[token][row] with the 16 rows in
 // lanes, the GEMV's orientation. The per-block float step is then the batch-invariance contract's (quant_matmul.h)
 // exactly as the row-tile GEMV does it, so one token's outputs are bit-identical in either path, and y rows are
-// stored directly (no transposes). Packed values are unsigned; they are made signed once per row tile (and token
-// group) into a scratch B buffer, so the int dots need no zero-point correction.
+// stored directly (no transposes). Packed values are unsigned; they are made signed once per row tile (per chunk
+// of blocks when a single token tile uses them) into a scratch B buffer, so the int dots need no zero-point
+// correction.
 // GCC 12 reports its own AVX-512 cast intrinsics (deliberately undefined upper lanes) as maybe-uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -15,18 +16,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/amx_block_pairs.h"
 #include "kernels/cpu/amx_tile_config.h"
 #include "kernels/cpu/quant_matmul.h"
 
 namespace kairo::kernels::amx {
 namespace {
-
-// Tile ids must be literals (GCC pastes them into the assembly). Two result tiles per set, two sets alternating
-// between consecutive pairs of blocks so the tile unit multiplies the next pair while the vector units scale this one.
-#define KAIRO_RT_A0 4
-#define KAIRO_RT_A1 5
-#define KAIRO_RT_B0 6
-#define KAIRO_RT_B1 7
 
 // The signed B operand of blocks [blk0, blk1) of row tile `tile`: [block][8 groups][16 rows][4] int8 (512 bytes a
 // block), from b[0].
@@ -53,32 +48,9 @@ void expand_b(const MatrixView& w, int64_t tile, int64_t blk0, int64_t blk1, int
   }
 }
 
-// a_q, b: the A and B operands of the pair's first block (the second follows 512 bytes on in both).
-#define KAIRO_RT_BLOCK(C, A, B, off)     \
-  _tile_zero(C);                         \
-  KAIRO_TILE_LOAD(A, a_q + (off), 32, 512); \
-  KAIRO_TILE_LOAD(B, b + (off), 64, 512);   \
-  _tile_dpbssd(C, A, B);
-
+// Blocks blk and blk + 1 (n of them) of 16 tokens (A, from a_q) and a row tile (B, from b), 512 bytes a block each.
 inline void start_pair(const int8_t* a_q, const int8_t* b, int n, int set) {
-  if (set == 0) {
-    KAIRO_RT_BLOCK(0, KAIRO_RT_A0, KAIRO_RT_B0, 0)
-    if (n > 1) { KAIRO_RT_BLOCK(1, KAIRO_RT_A1, KAIRO_RT_B1, 512) }
-  } else {
-    KAIRO_RT_BLOCK(2, KAIRO_RT_A0, KAIRO_RT_B0, 0)
-    if (n > 1) { KAIRO_RT_BLOCK(3, KAIRO_RT_A1, KAIRO_RT_B1, 512) }
-  }
-}
-#undef KAIRO_RT_BLOCK
-
-inline void store_pair(int n, int set, int32_t (*c)[256]) {
-  if (set == 0) {
-    KAIRO_TILE_STORE(0, c[0], 64, 1024);
-    if (n > 1) KAIRO_TILE_STORE(1, c[1], 64, 1024);
-  } else {
-    KAIRO_TILE_STORE(2, c[0], 64, 1024);
-    if (n > 1) KAIRO_TILE_STORE(3, c[1], 64, 1024);
-  }
+  start_block_pair(set, n, {a_q, 32, b, 64}, {a_q + 512, 32, b + 512, 64});
 }
 
 // The blocks [blk0, blk1) of one row tile: their B operands (expanded into b), scales and where y's rows are.
@@ -140,7 +112,7 @@ void token_tile(const cpu::ActQ8Batch& a, int64_t t0, const BlockRange& r, int64
   // the scaling reads results stored one iteration earlier, so its loads never wait for a tile store to complete.
   start_pair(a_q, r.b, pair_size(0), 0);
   for (int64_t p = 0; p < n_pairs; ++p) {
-    store_pair(pair_size(p), static_cast<int>(p & 1), c[p & 1]);
+    store_block_pair(static_cast<int>(p & 1), pair_size(p), c[p & 1]);
     if (p + 1 < n_pairs)
       start_pair(a_q + 1024 * (p + 1), r.b + 1024 * (p + 1), pair_size(p + 1), static_cast<int>((p + 1) & 1));
     // Keeps the compiler from hoisting the scaling's loads of c above the tile instructions (the tile unit must
@@ -160,11 +132,11 @@ void configure() {
     cfg.rows[t] = 16;
     cfg.colsb[t] = 64;
   }
-  for (int t : {KAIRO_RT_A0, KAIRO_RT_A1}) {  // 16 tokens x one block of 32 int8
+  for (int t : {kTileA0, kTileA1}) {  // 16 tokens x one block of 32 int8
     cfg.rows[t] = 16;
     cfg.colsb[t] = 32;
   }
-  for (int t : {KAIRO_RT_B0, KAIRO_RT_B1}) {  // 8 groups of 4 values x 16 rows
+  for (int t : {kTileB0, kTileB1}) {  // 8 groups of 4 values x 16 rows
     cfg.rows[t] = 8;
     cfg.colsb[t] = 64;
   }
