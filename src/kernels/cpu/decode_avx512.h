@@ -274,5 +274,44 @@ inline void transpose_8x16_dwords(const __m512i* v, __m512i* out) {
   }
 }
 
+// Row-tile blocks (Packing in quant_matmul.h): 8 groups of 4 values for 16 rows, v[g] = [16 rows][4] bytes.
+// 4-bit tiles (Q4_0, Q4_K) keep groups 2s and 2s + 1 in the low and high nibbles of bytes [64 s, 64 s + 64).
+inline void row_tile_nibbles(const uint8_t* blk, __m512i v[8]) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int s = 0; s < 4; ++s) {
+    const __m512i z = _mm512_loadu_si512(blk + 64 * s);
+    v[2 * s] = _mm512_and_si512(z, m4);
+    v[2 * s + 1] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+  }
+}
+
+// A Q4_0 (kQ4) or Q8_0 row-tile block as signed values: the stored unsigned values minus their zero point (8, or
+// 128 by flipping the top bit).
+template <bool kQ4>
+inline void row_tile_signed(const uint8_t* blk, __m512i v[8]) {
+  if constexpr (kQ4) {
+    row_tile_nibbles(blk, v);
+    for (int k = 0; k < 8; ++k) v[k] = _mm512_sub_epi8(v[k], _mm512_set1_epi8(8));
+  } else {
+    for (int k = 0; k < 8; ++k)
+      v[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+}
+
+// A Q6_K row-tile sub-block of 16 values (192 bytes: two nibble planes, then the high bit pairs), as 4 vectors of
+// [16 rows][4] unsigned values (stored value + 32): values 4k..4k+3 are a nibble with its two high bits moved to
+// bits 4-5 (ternary 0xEC = (A & C) | B with C = 0x0F).
+inline void q6_k_row_tile_values(const uint8_t* v, __m512i q[4]) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i m30 = _mm512_set1_epi8(0x30);
+  const __m512i n0 = _mm512_loadu_si512(v);
+  const __m512i n1 = _mm512_loadu_si512(v + 64);
+  const __m512i h = _mm512_loadu_si512(v + 128);
+  q[0] = _mm512_ternarylogic_epi32(n0, _mm512_and_si512(_mm512_slli_epi16(h, 4), m30), m4, 0xEC);
+  q[1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n0, 4), _mm512_and_si512(_mm512_slli_epi16(h, 2), m30), m4, 0xEC);
+  q[2] = _mm512_ternarylogic_epi32(n1, _mm512_and_si512(h, m30), m4, 0xEC);
+  q[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n1, 4), _mm512_and_si512(_mm512_srli_epi16(h, 2), m30), m4, 0xEC);
+}
+
 }  // namespace
 }  // namespace kairo::kernels::avx512

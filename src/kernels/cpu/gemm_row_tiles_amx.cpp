@@ -18,6 +18,7 @@
 
 #include "kernels/cpu/amx_block_pairs.h"
 #include "kernels/cpu/amx_tile_config.h"
+#include "kernels/cpu/decode_avx512.h"
 #include "kernels/cpu/quant_matmul.h"
 
 namespace kairo::kernels::amx {
@@ -28,23 +29,10 @@ namespace {
 template <bool kQ4>
 void expand_b(const MatrixView& w, int64_t tile, int64_t blk0, int64_t blk1, int8_t* b) {
   const uint8_t* values = avx512::row_tile_base(w, tile);
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
   for (int64_t blk = blk0; blk < blk1; ++blk) {
-    int8_t* out = b + (blk - blk0) * 512;
-    if constexpr (kQ4) {
-      const uint8_t* v = values + blk * 256;
-      for (int s = 0; s < 4; ++s) {
-        const __m512i z = _mm512_loadu_si512(v + 64 * s);
-        _mm512_store_si512(out + 128 * s, _mm512_sub_epi8(_mm512_and_si512(z, m4), _mm512_set1_epi8(8)));
-        _mm512_store_si512(out + 128 * s + 64,
-                           _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi8(8)));
-      }
-    } else {
-      const uint8_t* v = values + blk * 512;
-      for (int k = 0; k < 8; ++k)
-        _mm512_store_si512(out + 64 * k, _mm512_xor_si512(_mm512_loadu_si512(v + 64 * k),
-                                                          _mm512_set1_epi8(static_cast<char>(0x80))));
-    }
+    __m512i v[8];
+    avx512::row_tile_signed<kQ4>(values + blk * (kQ4 ? 256 : 512), v);
+    for (int k = 0; k < 8; ++k) _mm512_store_si512(b + (blk - blk0) * 512 + 64 * k, v[k]);
   }
 }
 

@@ -110,8 +110,6 @@ void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
 void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16) {
   const int64_t n_super = w.n_cols / 256;
   const uint8_t* base = row_tile_base(w, tile);
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
-  const __m512i m30 = _mm512_set1_epi8(0x30);
   __m512 acc = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
     const uint8_t* p = base + sb * kPackQ6_KSuperBytes;
@@ -123,19 +121,13 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
       const uint8_t* v = p + 192 * j;
       const int8_t* aq = a.q + 16 * b;
       const int32_t asum = a.sum4[4 * b] + a.sum4[4 * b + 1] + a.sum4[4 * b + 2] + a.sum4[4 * b + 3];
-      const __m512i n0 = _mm512_loadu_si512(v);
-      const __m512i n1 = _mm512_loadu_si512(v + 64);
-      const __m512i h = _mm512_loadu_si512(v + 128);
-      // values 4k..4k+3: a nibble | its two high bits moved to bits 4-5 (0xEC = (A & C) | B, C = 0x0F)
-      const __m512i v0 = _mm512_ternarylogic_epi32(n0, _mm512_and_si512(_mm512_slli_epi16(h, 4), m30), m4, 0xEC);
-      const __m512i v1 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n0, 4), _mm512_and_si512(_mm512_slli_epi16(h, 2), m30), m4, 0xEC);
-      const __m512i v2 = _mm512_ternarylogic_epi32(n1, _mm512_and_si512(h, m30), m4, 0xEC);
-      const __m512i v3 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n1, 4), _mm512_and_si512(_mm512_srli_epi16(h, 2), m30), m4, 0xEC);
+      __m512i q[4];
+      q6_k_row_tile_values(v, q);
       __m512i dot = _mm512_set1_epi32(-32 * asum);
-      dot = _mm512_dpbusd_epi32(dot, v0, broadcast4(aq + 0));
-      dot = _mm512_dpbusd_epi32(dot, v1, broadcast4(aq + 4));
-      dot = _mm512_dpbusd_epi32(dot, v2, broadcast4(aq + 8));
-      dot = _mm512_dpbusd_epi32(dot, v3, broadcast4(aq + 12));
+      dot = _mm512_dpbusd_epi32(dot, q[0], broadcast4(aq + 0));
+      dot = _mm512_dpbusd_epi32(dot, q[1], broadcast4(aq + 4));
+      dot = _mm512_dpbusd_epi32(dot, q[2], broadcast4(aq + 8));
+      dot = _mm512_dpbusd_epi32(dot, q[3], broadcast4(aq + 12));
       const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b / 2]));
       const __m512 sc = _mm512_cvtepi32_ps(
           _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3104 + 16 * j))));

@@ -94,20 +94,9 @@ void unpack_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
   const int64_t nb = w.n_cols / 32;
   const uint8_t* values = row_tile_base(w, tile);
   const uint8_t* scales = values + nb * kValueBytes;
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = values + b * kValueBytes;
     __m512i v[8], o[8];
-    if constexpr (kQ4) {
-      for (int s = 0; s < 4; ++s) {
-        const __m512i z = _mm512_loadu_si512(blk + 64 * s);
-        v[2 * s] = _mm512_sub_epi8(_mm512_and_si512(z, m4), _mm512_set1_epi8(8));
-        v[2 * s + 1] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(z, 4), m4), _mm512_set1_epi8(8));
-      }
-    } else {
-      for (int k = 0; k < 8; ++k)
-        v[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), _mm512_set1_epi8(static_cast<char>(0x80)));
-    }
+    row_tile_signed<kQ4>(values + b * kValueBytes, v);
     transpose_8x16_dwords(v, o);
     for (int r = 0; r < kTileRows; ++r) {  // row r is half r / 4 % 2 of o[r % 4 + 4 * (r / 8)]
       const __m512i x = o[r % 4 + 4 * (r / 8)];
@@ -137,7 +126,6 @@ inline void scatter_rows(float* dst, int64_t stride, int64_t b, __m512 v) {
 // A Q4_K row tile: values as in the Q4_0 tile (no zero point), d * sc and -(dmin * m) per row and block.
 void unpack_q4_k_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
   const uint8_t* base = row_tile_base(w, tile);
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
   for (int64_t sb = 0; sb < w.n_cols / 256; ++sb) {
     const uint8_t* p = base + sb * kPackQ4_KSuperBytes;
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2048)));
@@ -145,11 +133,7 @@ void unpack_q4_k_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
     for (int j = 0; j < 8; ++j) {
       const int64_t b = sb * 8 + j;
       __m512i v[8], o[8];
-      for (int s = 0; s < 4; ++s) {
-        const __m512i z = _mm512_loadu_si512(p + 256 * j + 64 * s);
-        v[2 * s] = _mm512_and_si512(z, m4);
-        v[2 * s + 1] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
-      }
+      row_tile_nibbles(p + 256 * j, v);
       transpose_8x16_dwords(v, o);
       for (int r = 0; r < kTileRows; ++r) {
         const __m512i x = o[r % 4 + 4 * (r / 8)];
@@ -169,8 +153,6 @@ void unpack_q4_k_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
 // A Q6_K row tile: 16-value sub-blocks (block_k 16) as q - 32, d * sc per row and block.
 void unpack_q6_k_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
   const uint8_t* base = row_tile_base(w, tile);
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
-  const __m512i m30 = _mm512_set1_epi8(0x30);
   const __m512i zp = _mm512_set1_epi8(32);
   // o_m lane 4 * rr + k = v_k lane 4m + rr: rows 4m .. 4m+3, 4 dwords (16 values) each
   // (one index pattern serves both pairs: k % 2 picks the vector of the pair; the blend takes k >= 2 from q2/q3)
@@ -186,15 +168,8 @@ void unpack_q6_k_row_tile(const MatrixView& w, int64_t tile, WeightTile& t) {
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 3072)));
     for (int j = 0; j < 16; ++j) {
       const int64_t b = sb * 16 + j;
-      const uint8_t* v = p + 192 * j;
-      const __m512i n0 = _mm512_loadu_si512(v);
-      const __m512i n1 = _mm512_loadu_si512(v + 64);
-      const __m512i h = _mm512_loadu_si512(v + 128);
       __m512i q[4];
-      q[0] = _mm512_ternarylogic_epi32(n0, _mm512_and_si512(_mm512_slli_epi16(h, 4), m30), m4, 0xEC);
-      q[1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n0, 4), _mm512_and_si512(_mm512_slli_epi16(h, 2), m30), m4, 0xEC);
-      q[2] = _mm512_ternarylogic_epi32(n1, _mm512_and_si512(h, m30), m4, 0xEC);
-      q[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(n1, 4), _mm512_and_si512(_mm512_srli_epi16(h, 2), m30), m4, 0xEC);
+      q6_k_row_tile_values(p + 192 * j, q);
       for (auto& x : q) x = _mm512_sub_epi8(x, zp);
       for (int m = 0; m < 4; ++m) {
         const __m512i t01 = _mm512_permutex2var_epi32(q[0], idx[m], q[1]);
