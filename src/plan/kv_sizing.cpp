@@ -79,7 +79,14 @@ Error refusal(const model::ModelConfig& config, const KvPoolRequest& r, uint64_t
   const double scale = r.knobs.budget_scale > 0 ? r.knobs.budget_scale : 1.0;
   fixes.push_back(strprintf("raise %s to at least %s", r.knobs.budget.c_str(),
                             gib(static_cast<uint64_t>(std::ceil(static_cast<double>(fixed + need) / scale))).c_str()));
-  if (room <= 0) fixes.push_back("use a smaller quantization of the model (e.g. q4_k or q8_0 instead of f16)");
+  // A smaller quantization helps only if weights that leave room for this KV cache are possible at all.
+  const int64_t weights_room = static_cast<int64_t>(r.budget_bytes) - static_cast<int64_t>(r.activation_bytes) -
+                               static_cast<int64_t>(r.overhead_bytes) - static_cast<int64_t>(need);
+  if (room <= 0 && weights_room > 0) {
+    fixes.push_back(strprintf("quantize the model so its weights take at most %s (now %s; q8_0 is ~8.5 bits a "
+                              "weight, q4_k ~4.5)",
+                              gib(static_cast<uint64_t>(weights_room)).c_str(), gib(r.weights_bytes).c_str()));
+  }
   msg += "; ";
   for (size_t i = 0; i < fixes.size(); ++i) msg += (i == 0 ? "" : ", or ") + fixes[i];
   return Error{msg};

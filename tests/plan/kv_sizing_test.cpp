@@ -121,8 +121,13 @@ TEST(KvSizing, RefusalWhenWeightsAloneDoNotFit) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message,
             "the weights (15.0 GiB), activations (0 B) and runtime overhead (1.0 GiB) need 16.0 GiB, more than the "
-            "budget of 8.0 GiB, leaving nothing for the KV cache; raise --mem-gb to at least 17.0 GiB, or use a "
-            "smaller quantization of the model (e.g. q4_k or q8_0 instead of f16)");
+            "budget of 8.0 GiB, leaving nothing for the KV cache; raise --mem-gb to at least 17.0 GiB, or quantize "
+            "the model so its weights take at most 6.0 GiB (now 15.0 GiB; q8_0 is ~8.5 bits a weight, q4_k ~4.5)");
+  // A budget that not even the overhead and one context of KV fit: no quantization can help, so none is suggested.
+  r.budget_bytes = 1ull << 30;
+  auto tiny = size_kv_pool(c, r);
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.error().message.find("quantize"), std::string::npos) << tiny.error().message;
 }
 
 TEST(KvSizing, BadRequestIsAnErrorNotACrash) {
