@@ -254,6 +254,10 @@ void Engine::start_forks(Sequence& parent, const float* logits, std::vector<Requ
   forks.swap(parent.forks);
   for (Sequence* child : forks) {
     child->fork_parent = nullptr;
+    if (scheduler_.n_running() >= scheduler_.config().max_num_seqs) {
+      scheduler_.add(child);  // no room to run it now: it waits and reuses the prompt's full blocks from the cache
+      continue;
+    }
     kv_.fork(parent.id, child->id);
     child->n_computed = parent.n_computed;  // the whole prompt: its KV is the parent's
     child->n_cached_prompt = child->n_prompt;  // none of it was computed for this request

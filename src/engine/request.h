@@ -41,7 +41,7 @@ struct Request {
   // request's prompt is still being computed, this one waits for it and then starts from a fork of its KV (every
   // block shared, the partial last block copied on the first write) and samples its own first token from the same
   // logits, so the prompt is computed once for all n choices. If the parent has already moved on (or the prompts
-  // differ), the request runs on its own, served by the prefix cache.
+  // differ, or max_num_seqs sequences already run), the request runs on its own, served by the prefix cache.
   RequestId fork_of = 0;
 };
 

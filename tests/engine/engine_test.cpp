@@ -212,9 +212,10 @@ struct ForkRun {
   double kv_usage_after = 1.0;
 };
 
-ForkRun run_forked(const Request& r, int n, bool abort_parent) {
+ForkRun run_forked(const Request& r, int n, bool abort_parent, int max_num_seqs = 64) {
   EngineConfig cfg;
   cfg.scheduler.max_num_batched_tokens = 8;
+  cfg.scheduler.max_num_seqs = max_num_seqs;
   auto engine = make_engine(cfg);
   Client client(*engine);
   client.results_.assign(static_cast<size_t>(n), {});
@@ -246,6 +247,18 @@ TEST(Engine, ForkedChoicesComputeThePromptOnceAndMatchRunningAlone) {
   }
   for (size_t i = 1; i < run.out.size(); ++i) EXPECT_EQ(run.out[i].n_cached, static_cast<int>(r.prompt_tokens.size()));
   EXPECT_EQ(run.kv_usage_after, 0.0);  // the shared and the copied-on-write blocks were all freed
+}
+
+TEST(Engine, ForkedChoicesBeyondMaxNumSeqsWaitAndReuseThePrompt) {
+  const Request& r = requests32()[10];  // 300 prompt tokens: 18 full blocks (288 tokens) cached for the late ones
+  const ForkRun run = run_forked(r, 4, /*abort_parent=*/false, /*max_num_seqs=*/2);
+  // Choice 0 and one fork run together; the other two wait, then compute only the prompt's partial last block.
+  EXPECT_EQ(run.prompt_tokens, 300 + 2 * (300 - 288));
+  for (size_t i = 0; i < run.out.size(); ++i) {
+    EXPECT_EQ(run.out[i].reason, FinishReason::Length);
+    EXPECT_EQ(run.out[i].tokens, alone_outputs()[10].tokens) << "choice " << i;
+  }
+  EXPECT_EQ(run.kv_usage_after, 0.0);
 }
 
 TEST(Engine, ForkedChoicesSampleIndependently) {
