@@ -24,23 +24,25 @@ struct Timeline {
   std::vector<std::pair<Clock::time_point, int>> events;  // (arrival, tokens)
 };
 
-engine::Request make_request(std::mt19937_64& rng, int n_vocab, int n_prompt, int n_gen) {
+engine::Request make_request(std::mt19937_64& rng, int n_vocab, int n_prompt, int n_gen, float temperature) {
   std::uniform_int_distribution<int32_t> pick(0, n_vocab - 1);
   engine::Request r;
   r.prompt_tokens.resize(static_cast<size_t>(n_prompt));
   for (auto& t : r.prompt_tokens) t = pick(rng);
-  r.sampling.temperature = 0.0f;
+  r.sampling.temperature = temperature;
+  if (temperature > 0) r.sampling.seed = rng();
   r.stop.max_tokens = n_gen;
   r.stop.ignore_eos = true;
   return r;
 }
 
 // Submits n requests at once and waits for all; returns their timeline relative to the submit time.
-Result<BatchBenchRow> run_one(engine::Engine& eng, std::mt19937_64& rng, int n_vocab, int n, int n_prompt, int n_gen) {
+Result<BatchBenchRow> run_one(engine::Engine& eng, std::mt19937_64& rng, int n_vocab, int n, int n_prompt, int n_gen,
+                              float temperature) {
   Timeline tl;
   tl.first_token.assign(static_cast<size_t>(n), Clock::time_point{});
   std::vector<engine::Request> requests;
-  for (int i = 0; i < n; ++i) requests.push_back(make_request(rng, n_vocab, n_prompt, n_gen));
+  for (int i = 0; i < n; ++i) requests.push_back(make_request(rng, n_vocab, n_prompt, n_gen, temperature));
   const Clock::time_point t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
     auto id = eng.submit(std::move(requests[static_cast<size_t>(i)]), [&tl, i](const engine::RequestOutput& out) {
@@ -118,11 +120,11 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
 
   std::mt19937_64 rng(o.seed);
   // Warm-up: faults in the weights and starts the engine's threads.
-  auto warm_up = run_one(*eng, rng, c.n_vocab, 1, std::min(o.n_prompt, 16), 2);
+  auto warm_up = run_one(*eng, rng, c.n_vocab, 1, std::min(o.n_prompt, 16), 2, o.temperature);
   if (!warm_up.ok()) return warm_up.error();
   std::vector<BatchBenchRow> rows;
   for (int n : o.n_seqs) {
-    KAIRO_TRY_ASSIGN(BatchBenchRow row, run_one(*eng, rng, c.n_vocab, n, o.n_prompt, o.n_gen));
+    KAIRO_TRY_ASSIGN(BatchBenchRow row, run_one(*eng, rng, c.n_vocab, n, o.n_prompt, o.n_gen, o.temperature));
     if (on_row) on_row(row);
     rows.push_back(row);
   }

@@ -24,6 +24,9 @@ struct BatchBenchOptions {
   int max_batched_tokens = 512;      // the engine's token budget per step
   DType kv_dtype = DType::F16;
   uint64_t seed = 42;                // random prompt tokens
+  // 0: greedy requests, which get the batch-invariant (exact) kernels; above 0: seeded sampled requests, for which
+  // the engine may take relaxed paths (kernels::Numerics).
+  float temperature = 0.0f;
 };
 
 struct BatchBenchRow {

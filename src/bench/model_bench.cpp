@@ -97,9 +97,10 @@ Result<ModelBenchResult> run_model_bench(model::Model& model, const ModelBenchOp
   model::Batch batch;
   std::vector<float> logits;
 
-  auto prefill = [&](int n) {
+  auto prefill = [&](int n, kernels::Numerics numerics) {
     for (int begin = 0; begin < n; begin += o.n_batch) {
       fill_batch(batch, tokens, begin, std::min(n, begin + o.n_batch), n_blocks);
+      batch.numerics = numerics;
       model.forward(batch, kv, logits, pool);
     }
   };
@@ -110,20 +111,20 @@ Result<ModelBenchResult> run_model_bench(model::Model& model, const ModelBenchOp
     }
   };
   // Warm-up: faults in the mapped weights and lets the backend set up whatever it caches.
-  prefill(std::min(max_tokens, o.n_batch));
+  for (kernels::Numerics numerics : o.prefill_numerics) prefill(std::min(max_tokens, o.n_batch), numerics);
   decode(1);
 
-  for (int n : o.n_prompt) {
+  for (int n : o.n_prompt) for (kernels::Numerics numerics : o.prefill_numerics) {
     if (n == 0) continue;
     ModelBenchTest t;
-    t.name = "pp" + std::to_string(n);
+    t.name = "pp" + std::to_string(n) + (numerics == kernels::Numerics::Exact ? " exact" : " relaxed");
     t.n_prompt = n;
     const int n_chunks = (n + o.n_batch - 1) / o.n_batch;
     t.ops = 2.0 * (static_cast<double>(result.cost.layer_matmul_params) * n +
                    static_cast<double>(result.cost.output_params) * n_chunks);
     for (int r = 0; r < o.n_reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
-      prefill(n);
+      prefill(n, numerics);
       t.seconds.push_back(seconds_since(t0));
     }
     summarize(t, n);

@@ -30,10 +30,13 @@ struct ModelBenchOptions {
   int n_reps = 3;
   DType kv_dtype = DType::F16;
   uint64_t seed = 42;              // random token ids
+  // One run of each pp test per entry: Relaxed is what a sampled request's prompt gets, Exact a temperature-0
+  // one's (kernels::Numerics). Decode steps are one token, where both are the same kernels.
+  std::vector<kernels::Numerics> prefill_numerics{kernels::Numerics::Relaxed, kernels::Numerics::Exact};
 };
 
 struct ModelBenchTest {
-  std::string name;                // "pp512", "tg128"
+  std::string name;                // "pp512 relaxed", "pp512 exact", "tg128"
   int n_prompt = 0;
   int n_gen = 0;
   std::vector<double> seconds;     // one per repetition

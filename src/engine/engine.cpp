@@ -149,6 +149,8 @@ std::unique_ptr<Sequence> Engine::make_sequence(RequestId id, Request request, O
   seq->sampler = sampling::SamplerChain::from_config(to_sampling_config(request.sampling));
   seq->decoder = std::make_unique<tokenizer::IncrementalDecoder>(tokenizer_);
   seq->stop = std::make_unique<StopMatcher>(request.stop.stop_strings);
+  seq->exact_numerics = config_.exact_numerics || request.sampling.temperature <= 0.0f;
+  seq->kv_salt = seq->exact_numerics ? request.cache_salt : request.cache_salt + std::string("\0relaxed", 8);
   seq->request = std::move(request);
   seq->on_output = std::move(cb);
   seq->arrival = Clock::now();
@@ -245,7 +247,7 @@ Sequence* Engine::fork_parent_for(const Sequence& seq) {
   if (parent->status == SeqStatus::Finished || parent->fork_parent != nullptr || parent->n_generated() != 0) {
     return nullptr;
   }
-  if (parent->tokens != seq.tokens || parent->request.cache_salt != seq.request.cache_salt) return nullptr;
+  if (parent->tokens != seq.tokens || parent->kv_salt != seq.kv_salt) return nullptr;
   return parent;
 }
 

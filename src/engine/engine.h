@@ -35,6 +35,9 @@ struct EngineConfig {
   bool enable_prefix_caching = true;
   int max_waiting = 1024;         // queued requests beyond this are refused (HTTP 429)
   int n_threads = 0;              // 0 = all available cores
+  // Batch-invariant (kernels::Numerics::Exact) matmuls for every request. Otherwise only temperature-0 requests
+  // get them, and steps with none of those may take faster relaxed paths (long prompts: AMX bf16 tiles).
+  bool exact_numerics = false;
 };
 
 class Engine final : public EngineClient {

@@ -8,6 +8,9 @@ void ModelRunner::run(const StepPlan& plan) {
   for (const kv::BlockCopy& c : plan.copies) storage_.copy_block(c.src.value, c.dst.value);
 
   batch_.clear();
+  batch_.numerics = kernels::Numerics::Relaxed;
+  for (const ScheduledChunk& c : plan.chunks)
+    if (c.seq->exact_numerics) batch_.numerics = kernels::Numerics::Exact;
   size_t max_blocks = 0;
   for (const ScheduledChunk& c : plan.chunks) max_blocks = std::max(max_blocks, kv_.block_table(c.seq->id).size());
   batch_.max_blocks_per_seq = static_cast<int>(std::max<size_t>(1, max_blocks));

@@ -108,7 +108,7 @@ StepPlan Scheduler::schedule() {
 
 bool Scheduler::try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan) {
   assert(seq->n_computed == 0 && !kv_.has_request(seq->id));
-  kv::PrefixHit hit = kv_.get_computed_blocks(seq->tokens, seq->request.cache_salt);
+  kv::PrefixHit hit = kv_.get_computed_blocks(seq->tokens, seq->kv_salt);
   seq->n_computed = hit.n_tokens;
   const int n_new = chunk_size(*seq, budget, n_long);
   auto alloc = n_new > 0 ? kv_.allocate_slots(seq->id, seq->tokens, n_new, &hit) : std::nullopt;

@@ -3,6 +3,7 @@
 // detokenizer and stop matcher. Owned by the engine thread only.
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/engine_client.h"
@@ -38,6 +39,12 @@ struct Sequence {
   Clock::time_point first_scheduled;
   Clock::time_point first_token;
   bool abort_requested = false;
+
+  // Whether this request needs the batch-invariance contract (temperature 0, or the engine's exact_numerics), and
+  // its prefix-cache key: the request's cache salt, kept apart from the exact requests' when it does not (KV
+  // computed with relaxed numerics must never serve a request that needs exact ones).
+  bool exact_numerics = true;
+  std::string kv_salt;
 
   // KV forks (Request::fork_of): a parked child waits, outside the scheduler, for its parent's prompt.
   Sequence* fork_parent = nullptr;   // set while parked

@@ -65,6 +65,16 @@ struct AttentionBatch {
   int max_blocks_per_seq = 0;
 };
 
+// How a step's matmuls may round (model::Batch carries it).
+enum class Numerics {
+  // The batch-invariance contract: a token's outputs do not depend on the other tokens of the call (or on how a
+  // prompt is chunked). What deterministic (temperature-0) requests need.
+  Exact,
+  // A backend may take a faster path whose rounding depends on the batch (AMX bf16 tiles for many tokens); the
+  // results stay within the reference tolerances.
+  Relaxed,
+};
+
 struct Backend {
   const char* name;
 
@@ -108,11 +118,19 @@ struct Backend {
   // covers the rows of all of them (one barrier instead of n_mats).
   void (*matmul_shared_input)(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                               ThreadPool& pool);
+
+  // Optional (nullptr: the exact paths). As matmul_shared_input under Numerics::Relaxed: free to round differently
+  // depending on n_tokens (where it has nothing faster, it gives the exact results).
+  void (*matmul_relaxed)(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                         ThreadPool& pool);
 };
 
 // ys[i] = ws[i] · x through the backend's matmul_shared_input when it has one, else matmul per weight.
 void matmul_shared_input(const Backend& be, const MatrixView* ws, int n_mats, const float* x, float* const* ys,
-                         int64_t n_tokens, ThreadPool& pool);
+                         int64_t n_tokens, ThreadPool& pool, Numerics numerics = Numerics::Exact);
+// y = w · x through the backend's relaxed path when numerics allows one and the backend has it, else be.matmul.
+void matmul(const Backend& be, const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool,
+            Numerics numerics);
 
 // The scalar reference backend (the oracle).
 const Backend& reference_backend();

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/backend.h"
+
 namespace kairo::model {
 
 struct Batch {
@@ -14,6 +16,8 @@ struct Batch {
   std::vector<int32_t> block_tables;  // [n_seqs, max_blocks_per_seq] KV block ids, in sequence order
   int max_blocks_per_seq = 0;
   std::vector<int32_t> logits_rows;   // token indices whose logits are wanted, in output order
+  // Relaxed only when no sequence in the step needs the batch-invariance contract (kernels::Numerics).
+  kernels::Numerics numerics = kernels::Numerics::Exact;
 
   int64_t n_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   void clear() {
@@ -24,6 +28,7 @@ struct Batch {
     block_tables.clear();
     logits_rows.clear();
     max_blocks_per_seq = 0;
+    numerics = kernels::Numerics::Exact;
   }
 };
 

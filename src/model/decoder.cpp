@@ -43,7 +43,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels:
     {
       const kernels::MatrixView qkv[] = {L.wq, L.wk, L.wv};
       float* const out[] = {s.q.data(), s.k.data(), s.v.data()};
-      kernels::matmul_shared_input(be, qkv, 3, s.xn.data(), out, n, pool);
+      kernels::matmul_shared_input(be, qkv, 3, s.xn.data(), out, n, pool, batch.numerics);
     }
     if (c.qkv_bias) {
       be.add_bias(s.q.data(), L.bq, n, c.q_dim());
@@ -55,7 +55,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels:
     const kernels::KvLayerView kv_layer = kv.layer(l);
     be.kv_write(kv_layer, batch.slot_mapping.data(), s.k.data(), s.v.data(), n);
     be.attention(s.q.data(), s.attn.data(), kv_layer, attn_batch, c.n_heads, attn_scale, pool);
-    be.matmul(L.wo, s.attn.data(), s.proj.data(), n, pool);
+    kernels::matmul(be, L.wo, s.attn.data(), s.proj.data(), n, pool, batch.numerics);
     be.add(s.x.data(), s.proj.data(), n * c.dim);
 
     // Feed-forward block: x += W_down · (silu(W_gate·norm(x)) * W_up·norm(x))
@@ -63,10 +63,10 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels:
     {
       const kernels::MatrixView gate_up[] = {L.w_gate, L.w_up};
       float* const out[] = {s.gate.data(), s.up.data()};
-      kernels::matmul_shared_input(be, gate_up, 2, s.xn.data(), out, n, pool);
+      kernels::matmul_shared_input(be, gate_up, 2, s.xn.data(), out, n, pool, batch.numerics);
     }
     be.swiglu(s.gate.data(), s.up.data(), s.gate.data(), n * c.ffn_dim);
-    be.matmul(L.w_down, s.gate.data(), s.proj.data(), n, pool);
+    kernels::matmul(be, L.w_down, s.gate.data(), s.proj.data(), n, pool, batch.numerics);
     be.add(s.x.data(), s.proj.data(), n * c.dim);
   }
 
@@ -77,7 +77,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels:
   }
   be.rms_norm(s.out_x.data(), w.output_norm, s.out_x.data(), n_logits, c.dim, c.rms_eps);
   logits.resize(static_cast<size_t>(n_logits * c.n_vocab));
-  be.matmul(w.output, s.out_x.data(), logits.data(), n_logits, pool);
+  kernels::matmul(be, w.output, s.out_x.data(), logits.data(), n_logits, pool, batch.numerics);
 }
 
 }  // namespace kairo::model

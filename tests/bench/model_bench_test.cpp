@@ -47,12 +47,15 @@ TEST(ModelBench, RunsEachTestTheRequestedTimes) {
   o.n_reps = 2;
   auto r = run_model_bench(**m, o, pool);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->tests.size(), 2u);
-  EXPECT_EQ(r->tests[0].name, "pp24");
-  EXPECT_EQ(r->tests[0].seconds.size(), 2u);
-  EXPECT_DOUBLE_EQ(r->tests[0].ops, 2.0 * (r->cost.layer_matmul_params * 24.0 + r->cost.output_params * 3.0));
-  EXPECT_EQ(r->tests[1].name, "tg6");
-  EXPECT_DOUBLE_EQ(r->tests[1].bytes, 6.0 * r->cost.decode_bytes_per_token);
+  ASSERT_EQ(r->tests.size(), 3u);  // pp24 under each numerics, then tg6
+  EXPECT_EQ(r->tests[0].name, "pp24 relaxed");
+  EXPECT_EQ(r->tests[1].name, "pp24 exact");
+  for (int i : {0, 1}) {
+    EXPECT_EQ(r->tests[i].seconds.size(), 2u);
+    EXPECT_DOUBLE_EQ(r->tests[i].ops, 2.0 * (r->cost.layer_matmul_params * 24.0 + r->cost.output_params * 3.0));
+  }
+  EXPECT_EQ(r->tests[2].name, "tg6");
+  EXPECT_DOUBLE_EQ(r->tests[2].bytes, 6.0 * r->cost.decode_bytes_per_token);
   for (const auto& t : r->tests) EXPECT_GT(t.avg_tps, 0.0) << t.name;
 }
 

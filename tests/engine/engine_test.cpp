@@ -186,7 +186,7 @@ TEST(Engine, ResentConversationHitsEveryFullBlockOfItsHistory) {
   EngineConfig cfg;
   auto engine = make_engine(cfg);
   Client client(*engine);
-  Request turn1 = mixed_requests(12, 10)[9];  // 100 prompt tokens
+  Request turn1 = mixed_requests(12, 10)[9];  // 233 prompt tokens
   turn1.stop.max_tokens = 10;
   const Collected out1 = client.run({turn1})[0];
   ASSERT_EQ(out1.tokens.size(), 10u);
@@ -202,6 +202,48 @@ TEST(Engine, ResentConversationHitsEveryFullBlockOfItsHistory) {
   EXPECT_EQ(after.prefix_cache_hits - before.prefix_cache_hits, full_blocks_of_computed_history);
   EXPECT_EQ(after.prompt_tokens - before.prompt_tokens,
             static_cast<int64_t>(turn2.prompt_tokens.size()) - full_blocks_of_computed_history);
+}
+
+// Sampled requests may run with relaxed numerics (kernels::Numerics), so their KV lives apart in the prefix cache:
+// a temperature-0 request never reuses it (its output must not depend on what ran before), while requests of the
+// same kind hit each other's blocks; with EngineConfig::exact_numerics every request is exact and all share.
+TEST(Engine, RelaxedAndExactRequestsKeepTheirPrefixCacheEntriesApart) {
+  Request greedy = mixed_requests(12, 4)[7];  // 100 prompt tokens
+  const int cacheable = 96;                    // full blocks, never the last token
+  Request sampled = greedy;
+  sampled.sampling.temperature = 0.8f;
+  sampled.sampling.seed = 3;
+  {
+    auto engine = make_engine(EngineConfig{});
+    Client client(*engine);
+    EXPECT_EQ(client.run({sampled})[0].n_cached, 0);
+    EXPECT_EQ(client.run({greedy})[0].n_cached, 0);
+    EXPECT_EQ(client.run({greedy})[0].n_cached, cacheable);
+    EXPECT_EQ(client.run({sampled})[0].n_cached, cacheable);
+  }
+  EngineConfig all_exact;
+  all_exact.exact_numerics = true;
+  auto engine = make_engine(all_exact);
+  Client client(*engine);
+  EXPECT_EQ(client.run({sampled})[0].n_cached, 0);
+  EXPECT_EQ(client.run({greedy})[0].n_cached, cacheable);
+}
+
+// A step with any temperature-0 request runs exact: greedy outputs next to sampled long prompts (whose steps alone
+// would be relaxed) equal running alone.
+TEST(Engine, GreedyOutputsNextToSampledRequestsEqualRunningAlone) {
+  std::vector<Request> reqs = requests32();
+  for (size_t i = 0; i < reqs.size(); i += 2) {
+    reqs[i].sampling.temperature = 1.0f;
+    reqs[i].sampling.seed = i;
+  }
+  auto engine = make_engine(EngineConfig{});
+  Client client(*engine);
+  const std::vector<Collected> got = client.run(reqs);
+  for (size_t i = 1; i < reqs.size(); i += 2) {
+    EXPECT_EQ(got[i].tokens, alone_outputs()[i].tokens) << "request " << i;
+    EXPECT_EQ(got[i].text, alone_outputs()[i].text) << "request " << i;
+  }
 }
 
 // n > 1 through Request::fork_of: choices 1..3 park on choice 0 and fork its KV when its prompt is computed. A

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/generator.h"
+#include "model/kv_storage.h"
 #include "model/model.h"
 #include "test_paths.h"
 
@@ -145,6 +146,52 @@ INSTANTIATE_TEST_SUITE_P(
       for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return n;
     });
+
+// The relaxed numerics (kernels::Numerics::Relaxed: AMX bf16 tiles for many tokens, what sampled requests' long
+// prompts get) against the same reference: the reference's whole run (prompt plus its greedy tokens, 20+ tokens)
+// is one prefill with logits at every step's position, so each step's logits come from the relaxed matmuls.
+TEST_P(SynthReference, RelaxedPrefillOfTheReferenceRunMatchesLlamaCpp) {
+  const SynthCase& sc = GetParam();
+  const json ref = load_json(testing::shared_path("reference/" + sc.name + ".i-dream.json"));
+  auto model = model::Model::load(testing::shared_path("models/" + sc.name + ".gguf"));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const json& steps = ref["steps"];
+  std::vector<int32_t> tokens = ref["prompt_tokens"].get<std::vector<int32_t>>();
+  const int n_prompt = static_cast<int>(tokens.size());
+  std::vector<size_t> logit_steps;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].contains("logits")) logit_steps.push_back(i);
+    if (i + 1 < steps.size()) tokens.push_back(steps[i]["token"].get<int32_t>());
+  }
+  ASSERT_GT(tokens.size(), 16u) << "too short to take the many-token path";
+  const int n_blocks = static_cast<int>(tokens.size() + 15) / 16;
+  auto kv = model::KvStorage::create((*model)->config(), n_blocks, 16, DType::F16);
+  ASSERT_TRUE(kv.ok()) << kv.error().message;
+  model::Batch batch;
+  batch.token_ids = tokens;
+  for (int p = 0; p < static_cast<int>(tokens.size()); ++p) {
+    batch.positions.push_back(p);
+    batch.seq_idx.push_back(0);
+    batch.slot_mapping.push_back(p);
+  }
+  for (int b = 0; b < n_blocks; ++b) batch.block_tables.push_back(b);
+  batch.max_blocks_per_seq = n_blocks;
+  for (size_t i : logit_steps) batch.logits_rows.push_back(n_prompt - 1 + static_cast<int32_t>(i));
+  batch.numerics = kernels::Numerics::Relaxed;
+  std::vector<float> logits;
+  ThreadPool pool(2);
+  (*model)->forward(batch, *kv, logits, pool);
+  const size_t n_vocab = static_cast<size_t>((*model)->config().n_vocab);
+  for (size_t k = 0; k < logit_steps.size(); ++k) {
+    const auto want = steps[logit_steps[k]]["logits"].get<std::vector<float>>();
+    const std::vector<float> got(logits.begin() + k * n_vocab, logits.begin() + (k + 1) * n_vocab);
+    EXPECT_GE(compare(got, want).cosine, sc.min_cosine) << "step " << logit_steps[k];
+    int want_top = 0, got_top = 0;
+    const double m = margin(want, &want_top);
+    margin(got, &got_top);
+    if (m > 0.05) EXPECT_EQ(got_top, want_top) << "step " << logit_steps[k] << " margin " << m;
+  }
+}
 
 struct KvCase {
   DType dtype;

@@ -45,17 +45,19 @@ TEST_F(BenchCommands, ModelPrintsAMarkdownRowPerTest) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ceilings: read 20.0 GB/s (given), int8 2.00 TOP/s (given)"), std::string::npos) << r.out;
   const auto rows = lines_starting_with(r.out, "| ");
-  ASSERT_EQ(rows.size(), 5u) << r.out;  // header, separator, pp16, pp32, tg8
+  ASSERT_EQ(rows.size(), 7u) << r.out;  // header, separator, pp16 and pp32 (relaxed, exact), tg8
   EXPECT_EQ(rows[0], "| model | backend | threads | test | t/s | GB/s | % of read bw | TOP/s | % of int8 |");
   for (const auto& row : rows) EXPECT_EQ(count(row, '|'), 10) << row;
-  EXPECT_NE(rows[2].find("| 2 | pp16 |"), std::string::npos) << rows[2];
-  EXPECT_NE(rows[3].find("| pp32 |"), std::string::npos) << rows[3];
-  EXPECT_NE(rows[4].find("| tg8 |"), std::string::npos) << rows[4];
-  EXPECT_NE(rows[4].find(" %"), std::string::npos) << rows[4];
+  EXPECT_NE(rows[2].find("| 2 | pp16 relaxed |"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[3].find("| 2 | pp16 exact |"), std::string::npos) << rows[3];
+  EXPECT_NE(rows[4].find("| pp32 relaxed |"), std::string::npos) << rows[4];
+  EXPECT_NE(rows[5].find("| pp32 exact |"), std::string::npos) << rows[5];
+  EXPECT_NE(rows[6].find("| tg8 |"), std::string::npos) << rows[6];
+  EXPECT_NE(rows[6].find(" %"), std::string::npos) << rows[6];
 }
 
 TEST_F(BenchCommands, ModelJsonHasTheFiguresAndTheirBasis) {
-  const auto r = run_kairo("bench model --model " + model_ + " --pp 16 --tg 4 --reps 3 --json"
+  const auto r = run_kairo("bench model --model " + model_ + " --pp 16 --tg 4 --reps 3 --json --numerics exact"
                            " --roofline-buffer-mb 8 --roofline-seconds 0.01");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -70,7 +72,7 @@ TEST_F(BenchCommands, ModelJsonHasTheFiguresAndTheirBasis) {
   EXPECT_EQ(j["matmul_params_per_token"].get<uint64_t>(), matmul);
   ASSERT_EQ(j["tests"].size(), 2u);
   const json& pp = j["tests"][0];
-  EXPECT_EQ(pp["test"], "pp16");
+  EXPECT_EQ(pp["test"], "pp16 exact");
   EXPECT_EQ(pp["samples_s"].size(), 3u);
   EXPECT_GT(pp["avg_ts"].get<double>(), 0.0);
   EXPECT_TRUE(pp.contains("tops") && pp.contains("pct_of_int8") && !pp.contains("gbs"));
@@ -80,6 +82,12 @@ TEST_F(BenchCommands, ModelJsonHasTheFiguresAndTheirBasis) {
   // GB/s is bytes per token x tokens per second.
   EXPECT_NEAR(tg["gbs"].get<double>(), j["decode_bytes_per_token"].get<double>() * tg["avg_ts"].get<double>() * 1e-9,
               1e-9 * tg["gbs"].get<double>() + 1e-12);
+}
+
+TEST_F(BenchCommands, ModelRefusesUnknownNumerics) {
+  const auto r = run_kairo("bench model --model " + model_ + " --numerics fast --bandwidth-gbs 1 --int8-tops 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--numerics takes relaxed and/or exact, not 'fast'"), std::string::npos) << r.err;
 }
 
 TEST_F(BenchCommands, ModelRefusesTestsLongerThanTheContext) {

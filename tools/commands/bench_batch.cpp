@@ -18,8 +18,8 @@ struct BatchArgs {
 };
 
 int run_bench_batch(const BatchArgs& a) {
-  if (a.options.n_threads < 0) {
-    std::fprintf(stderr, "error: --threads must be >= 0\n");
+  if (a.options.n_threads < 0 || !(a.options.temperature >= 0)) {
+    std::fprintf(stderr, "error: --threads and --temperature must be >= 0\n");
     return 1;
   }
   auto model = model::Model::load(a.model);
@@ -36,8 +36,9 @@ int run_bench_batch(const BatchArgs& a) {
   }
   const int n_threads = a.options.n_threads > 0 ? a.options.n_threads : ThreadPool::available_cores();
   if (!a.json) {
-    std::printf("model: %s (%s), backend %s, %d threads, prompt %d, gen %d\n\n", a.model.c_str(),
-                model_label(m).c_str(), m.backend().name, n_threads, a.options.n_prompt, a.options.n_gen);
+    std::printf("model: %s (%s), backend %s, %d threads, prompt %d, gen %d, temperature %g\n\n", a.model.c_str(),
+                model_label(m).c_str(), m.backend().name, n_threads, a.options.n_prompt, a.options.n_gen,
+                a.options.temperature);
     std::printf("| B | PP | TG | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |\n");
     std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     std::fflush(stdout);
@@ -90,6 +91,10 @@ void setup(CLI::App& bench) {
   cmd->add_option("--gen", a->options.n_gen, "Generated tokens per sequence")->capture_default_str();
   cmd->add_option("--threads", a->options.n_threads, "Threads (0 = all available cores)");
   cmd->add_option("--max-batched-tokens", a->options.max_batched_tokens, "Engine token budget per step")
+      ->capture_default_str();
+  cmd->add_option("--temperature", a->options.temperature,
+                  "Sampling temperature (0: greedy requests, batch-invariant kernels; above 0: seeded sampling, "
+                  "relaxed kernels where faster)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { set_exit_code(run_bench_batch(*a)); });

@@ -24,6 +24,7 @@ struct ModelArgs {
   std::optional<double> int8_tops;
   double roofline_buffer_mb = 1024;
   double roofline_seconds = 0.25;
+  std::vector<std::string> numerics{"relaxed", "exact"};
   bool json = false;
 };
 
@@ -78,6 +79,14 @@ int run_bench_model(const ModelArgs& a) {
   o.n_gen = a.tg;
   o.n_batch = a.batch;
   o.n_reps = a.reps;
+  o.prefill_numerics.clear();
+  for (const std::string& n : a.numerics) {
+    if (n != "relaxed" && n != "exact") {
+      std::fprintf(stderr, "error: --numerics takes relaxed and/or exact, not '%s'\n", n.c_str());
+      return 1;
+    }
+    o.prefill_numerics.push_back(n == "exact" ? kernels::Numerics::Exact : kernels::Numerics::Relaxed);
+  }
   auto result = bench::run_model_bench(m, o, pool);
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n", result.error().message.c_str());
@@ -161,6 +170,11 @@ void setup(CLI::App& bench) {
   cmd->add_option("--roofline-buffer-mb", a->roofline_buffer_mb, "Buffer of the bandwidth measurement")
       ->capture_default_str();
   cmd->add_option("--roofline-seconds", a->roofline_seconds, "Seconds per roofline figure")->capture_default_str();
+  cmd->add_option("--numerics", a->numerics,
+                  "Prefill numerics, comma-separated: relaxed (what sampled requests get: AMX bf16 tiles where faster) "
+                  "and/or exact (batch-invariant, what temperature-0 requests get)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { set_exit_code(run_bench_model(*a)); });
 }

@@ -41,6 +41,7 @@ struct ServeArgs {
   double mem_budget_gb = 0;  // weights + KV + activations + overhead; 0 = the `cpu` device's usable memory
   int max_waiting = 1024;
   bool no_prefix_caching = false;
+  bool exact_numerics = false;
 };
 
 // The engine that serves requests. Everything engine-specific lives here, so the server sees only EngineClient.
@@ -112,6 +113,7 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   config.n_kv_blocks = kv.sizing.n_blocks;
   config.max_waiting = a.max_waiting;
   config.enable_prefix_caching = !a.no_prefix_caching;
+  config.exact_numerics = a.exact_numerics;
   KAIRO_TRY_ASSIGN(auto engine, engine::Engine::create(model, tok, config));
   return EngineHolder{std::move(engine)};
 }
@@ -278,6 +280,9 @@ void setup(CLI::App& app) {
   cmd->add_option("--max-waiting", a->max_waiting, "Queued requests beyond this get 429")->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-prefix-caching", a->no_prefix_caching, "Disable prefix caching");
+  cmd->add_flag("--exact-numerics", a->exact_numerics,
+                "Batch-invariant matmuls for every request (default: only for temperature 0; steps of sampled "
+                "requests alone may use faster relaxed kernels for long prompts)");
   cmd->callback([a] { set_exit_code(run_serve(*a)); });
 }
 

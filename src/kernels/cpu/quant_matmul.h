@@ -129,4 +129,14 @@ void gemm_tile_amx(const avx512::WeightTile& w, const cpu::ActTiles& a, int64_t 
 size_t row_tile_b_bytes(int64_t n_cols);
 void gemm_row_tiles(const MatrixView& w, const cpu::ActQ8Batch& a, int64_t tile0, int64_t tile1, int8_t* b_scratch,
                     float* y);
+
+// The relaxed path (not the batch-invariance contract: bf16 activations times bf16(q * d), f32 sums over the whole
+// row). The activations of token t (x == nullptr: a padding token, zeros) go into the A tiles at `a`
+// (act_bf16_tiles_bytes, 64-byte aligned); then row tiles [tile0, tile1) times every token into y.
+// b_scratch: row_tile_bf16_b_bytes(w.n_cols), 64-byte aligned.
+size_t act_bf16_tiles_bytes(int64_t n_cols, int64_t n_tokens);
+void convert_act_bf16(const float* x, int64_t t, int64_t n_cols, uint16_t* a);
+size_t row_tile_bf16_b_bytes(int64_t n_cols);
+void gemm_row_tiles_bf16(const MatrixView& w, const uint16_t* a, int64_t n_tokens, int64_t tile0, int64_t tile1,
+                         uint16_t* b_scratch, float* y);
 }  // namespace kairo::kernels::amx

@@ -82,6 +82,7 @@ const Backend& cuda_backend() {
   static const Backend backend{
       "cuda",      matmul,      rms_norm_op, rope_op,      swiglu_op,       add_op,
       add_bias_op, get_row_op,  kv_write_op, attention_op, pack_weights_op, nullptr,
+      nullptr,
   };
   return backend;
 }
