@@ -1,5 +1,5 @@
-// Numerics::Relaxed matmuls (Backend::matmul_relaxed: AMX bf16 tiles for row-tile-packed Q4_0/Q8_0 weights times
-// many tokens) against the scalar reference, on every ISA (those without a relaxed path must give their exact
+// Numerics::Relaxed matmuls (Backend::matmul_relaxed: AMX bf16 tiles for row-tile-packed Q4_0/Q8_0/Q4_K/Q6_K
+// weights times many tokens) against the scalar reference, on every ISA (those without a relaxed path must give their exact
 // results), over awkward shapes: partial and odd row tiles, odd block counts, token counts with a partial last
 // tile, one-token-tile groups and more token tiles than fit one L2 group.
 //
@@ -92,7 +92,7 @@ TEST_P(MatmulRelaxedTest, WithinBf16RoundingOfTheReferenceOnEveryIsa) {
     const bool same = std::memcmp(relaxed.data(), exact.data(), relaxed.size() * sizeof(float)) == 0;
     if (be->matmul_relaxed == nullptr) {
       EXPECT_TRUE(same) << "no relaxed path: the exact results, bit for bit";
-    } else if ((c.type == DType::Q4_0 || c.type == DType::Q8_0) && c.tokens > 16) {
+    } else if (c.type != DType::Q5_K && c.tokens > 16) {
       EXPECT_FALSE(same) << "the bf16 path was not taken";
     }
     ++checked;
@@ -107,7 +107,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::Q8_0, 48, 4096, 150},  // 10 token tiles: more than one L2 group of 8
                       Case{DType::Q8_0, 19, 96, 64},     // one partial row tile, 3 blocks
                       Case{DType::Q4_0, 16, 64, 5},      // few tokens: the exact path
-                      Case{DType::Q4_K, 21, 512, 40}),   // no relaxed kernel for this type: exact
+                      Case{DType::Q4_K, 21, 512, 40},    // scales and mins folded in, 2 super-blocks
+                      Case{DType::Q6_K, 37, 768, 33},    // two scales per 32-column block, 3 super-blocks
+                      Case{DType::Q5_K, 21, 512, 40}),   // no relaxed kernel for this type: exact
     [](const ::testing::TestParamInfo<Case>& info) {
       return std::string(dtype_name(info.param.type)) + "_" + std::to_string(info.param.rows) + "x" +
              std::to_string(info.param.cols) + "_t" + std::to_string(info.param.tokens);
@@ -123,6 +125,7 @@ TEST(MatmulRelaxed, SharedInputEqualsSeparateRelaxedMatmulsAndFewTokensStayExact
   weights.push_back(random_weight(rng, DType::Q4_0, 64, 256));
   weights.push_back(random_weight(rng, DType::Q4_0, 21, 256));
   weights.push_back(random_weight(rng, DType::Q8_0, 40, 256));
+  weights.push_back(random_weight(rng, DType::Q6_K, 24, 256));
   const std::vector<float> x = testing::random_floats(rng, static_cast<size_t>(48 * 256));
   for (cpu::Isa isa : testing::optimized_isas()) {
     const Backend* be = cpu::cpu_backend(isa);

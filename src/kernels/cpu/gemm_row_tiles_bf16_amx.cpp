@@ -1,5 +1,6 @@
-// The relaxed many-token matmul of a row-tile-packed weight (Q4_0/Q8_0, Packing in quant_matmul.h) with AMX bf16
-// tiles: each row tile's weights are expanded once to bf16(q * d) (the block scale folded in), the activations are
+// The relaxed many-token matmul of a row-tile-packed weight (Q4_0, Q8_0, Q4_K, Q6_K: Packing in quant_matmul.h) with
+// AMX bf16 tiles: each row tile's weights are expanded once to bf16 of their dequantized values (scales and mins
+// folded in), the activations are
 // rounded to bf16, and the tile unit accumulates in f32 over the whole row, so there is no per-block float step at
 // all (the exact kernel's cost: every block's int32 tile stored and scaled by the vector units). Each 2 x 2 group of
 // token and row tiles reuses every loaded operand twice. The results round differently from the batch-invariance
@@ -23,30 +24,38 @@ namespace {
 
 constexpr int64_t kBlockBytes = 1024;  // one 32-column block of a 16-row tile (either operand) in bf16
 
-// B of one block: the packed block's signed values v[g] ([16 rows][4 values] int8, values 4g..4g+3) times the
-// rows' scales, as the B tile [16 value pairs][16 rows][2] bf16 (pair p: values 2p, 2p + 1).
-template <bool kQ4>
-void expand_block(const uint8_t* values, const uint8_t* scales_f16, uint16_t* b) {
-  __m512i v[8];
-  avx512::row_tile_signed<kQ4>(values, v);
-  const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales_f16)));
-  // dw4[m], lane 4i + j: the scale of row 4m + i (the rows of bytes 16m..16m+15 of each v[g]).
-  __m512 dw4[4];
-  for (int m = 0; m < 4; ++m) {
-    const __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(4 * m),
-                                         _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2));
-    dw4[m] = _mm512_permutexvar_ps(idx, dw);
+// The bf16 B tile of one 32-column block: value (row n, column k) = q * scale[n] (+ offset[n]) for the block's
+// 8 groups v[g] of [16 rows][4 values] bytes (values 4g..4g+3; signed, or unsigned when kSigned is false), stored as
+// [16 value pairs][16 rows][2] (pair p: values 2p, 2p + 1). Groups 0-3 use scale_lo/offset_lo and 4-7 scale_hi/
+// offset_hi (Q6_K's two 16-value sub-blocks; the same vectors otherwise).
+template <bool kSigned, bool kOffset>
+void store_bf16_block(const __m512i v[8], __m512 scale_lo, __m512 scale_hi, __m512 offset_lo, __m512 offset_hi,
+                      uint16_t* b) {
+  // Per quarter m of a group vector (bytes 16m..16m+15 = rows 4m..4m+3 x 4 values) the rows' scale in lane 4i + j.
+  auto spread = [](__m512 x, __m512 out[4]) {
+    const __m512i row_of_lane = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2);
+    for (int m = 0; m < 4; ++m) out[m] = _mm512_permutexvar_ps(_mm512_add_epi32(_mm512_set1_epi32(4 * m), row_of_lane), x);
+  };
+  __m512 s4[2][4], o4[2][4];
+  spread(scale_lo, s4[0]);
+  spread(scale_hi, s4[1]);
+  if constexpr (kOffset) {
+    spread(offset_lo, o4[0]);
+    spread(offset_hi, o4[1]);
   }
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   for (int g = 0; g < 8; ++g) {
-    auto scaled = [&](__m128i bytes, int m) {
-      return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), dw4[m]);
+    const int h = g / 4;
+    auto value = [&](__m128i bytes, int m) {
+      const __m512i q = kSigned ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
+      if constexpr (kOffset) return _mm512_fmadd_ps(_mm512_cvtepi32_ps(q), s4[h][m], o4[h][m]);
+      return _mm512_mul_ps(_mm512_cvtepi32_ps(q), s4[h][m]);
     };
-    const __m512 f0 = scaled(_mm512_castsi512_si128(v[g]), 0);
-    const __m512 f1 = scaled(_mm512_extracti32x4_epi32(v[g], 1), 1);
-    const __m512 f2 = scaled(_mm512_extracti32x4_epi32(v[g], 2), 2);
-    const __m512 f3 = scaled(_mm512_extracti32x4_epi32(v[g], 3), 3);
+    const __m512 f0 = value(_mm512_castsi512_si128(v[g]), 0);
+    const __m512 f1 = value(_mm512_extracti32x4_epi32(v[g], 1), 1);
+    const __m512 f2 = value(_mm512_extracti32x4_epi32(v[g], 2), 2);
+    const __m512 f3 = value(_mm512_extracti32x4_epi32(v[g], 3), 3);
     // Words of x0: rows 0..7 x values 0..3; of x1: rows 8..15.
     const __m512i x0 = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f1, f0));
     const __m512i x1 = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f3, f2));
@@ -55,14 +64,73 @@ void expand_block(const uint8_t* values, const uint8_t* scales_f16, uint16_t* b)
   }
 }
 
+inline __m512 half16_ps(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline __m512 bytes16_ps(const uint8_t* p, bool is_signed) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(x) : _mm512_cvtepu8_epi32(x));
+}
+
+// Expanders of a whole row tile into B tiles, one 1 KiB tile per 32 columns (layouts: Packing in quant_matmul.h).
 template <bool kQ4>
-void expand_row_tile(const MatrixView& w, int64_t tile, uint16_t* b) {
+void expand_legacy(const MatrixView& w, int64_t tile, uint16_t* b) {
   const int64_t n_blocks = w.n_cols / 32;
-  const int64_t value_bytes = kQ4 ? 256 : 512;
+  constexpr int64_t kValueBytes = kQ4 ? 256 : 512;
   const uint8_t* base = avx512::row_tile_base(w, tile);
-  const uint8_t* scales = base + n_blocks * value_bytes;
-  for (int64_t blk = 0; blk < n_blocks; ++blk)
-    expand_block<kQ4>(base + blk * value_bytes, scales + 32 * blk, b + blk * (kBlockBytes / 2));
+  const uint8_t* scales = base + n_blocks * kValueBytes;
+  for (int64_t blk = 0; blk < n_blocks; ++blk) {
+    __m512i v[8];
+    avx512::row_tile_signed<kQ4>(base + blk * kValueBytes, v);
+    const __m512 dw = half16_ps(scales + 32 * blk);
+    store_bf16_block<true, false>(v, dw, dw, dw, dw, b + blk * (kBlockBytes / 2));
+  }
+}
+
+// Q4_K: value = d * sc_j * q - dmin * m_j per 32-value sub-block j.
+void expand_q4_k(const MatrixView& w, int64_t tile, uint16_t* b) {
+  const uint8_t* base = avx512::row_tile_base(w, tile);
+  for (int64_t sb = 0; sb < w.n_cols / 256; ++sb) {
+    const uint8_t* p = base + sb * avx512::kPackQ4_KSuperBytes;
+    const __m512 d = half16_ps(p + 2048), dmin = half16_ps(p + 2080);
+    for (int j = 0; j < 8; ++j) {
+      __m512i v[8];
+      avx512::row_tile_nibbles(p + 256 * j, v);
+      const __m512 scale = _mm512_mul_ps(d, bytes16_ps(p + 2112 + 16 * j, false));
+      const __m512 offset = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dmin, bytes16_ps(p + 2240 + 16 * j, false)));
+      store_bf16_block<false, true>(v, scale, scale, offset, offset, b + (8 * sb + j) * (kBlockBytes / 2));
+    }
+  }
+}
+
+// Q6_K: value = d * sc_s * (q - 32) per 16-value sub-block s; a 32-column block holds sub-blocks 2c and 2c + 1.
+void expand_q6_k(const MatrixView& w, int64_t tile, uint16_t* b) {
+  const uint8_t* base = avx512::row_tile_base(w, tile);
+  const __m512i k32 = _mm512_set1_epi8(32);
+  for (int64_t sb = 0; sb < w.n_cols / 256; ++sb) {
+    const uint8_t* p = base + sb * avx512::kPackQ6_KSuperBytes;
+    const __m512 d = half16_ps(p + 3072);
+    for (int c = 0; c < 8; ++c) {
+      __m512i v[8];
+      avx512::q6_k_row_tile_values(p + 192 * (2 * c), v);
+      avx512::q6_k_row_tile_values(p + 192 * (2 * c + 1), v + 4);
+      for (auto& x : v) x = _mm512_sub_epi8(x, k32);
+      const __m512 s0 = _mm512_mul_ps(d, bytes16_ps(p + 3104 + 16 * (2 * c), true));
+      const __m512 s1 = _mm512_mul_ps(d, bytes16_ps(p + 3104 + 16 * (2 * c + 1), true));
+      store_bf16_block<true, false>(v, s0, s1, s0, s1, b + (8 * sb + c) * (kBlockBytes / 2));
+    }
+  }
+}
+
+using ExpandFn = void (*)(const MatrixView& w, int64_t tile, uint16_t* b);
+ExpandFn expander(uint32_t packing) {
+  switch (packing) {
+    case avx512::kPackQ4_0Rows16: return expand_legacy<true>;
+    case avx512::kPackQ8_0Rows16: return expand_legacy<false>;
+    case avx512::kPackQ4_KRows16: return expand_q4_k;
+    case avx512::kPackQ6_KRows16: return expand_q6_k;
+    default: return nullptr;
+  }
 }
 
 void configure() {
@@ -128,7 +196,7 @@ void gemm_row_tiles_bf16(const MatrixView& w, const uint16_t* a, int64_t n_token
                          uint16_t* b_scratch, float* y) {
   const int64_t n_blocks = w.n_cols / 32;
   const int64_t row_tile_words = n_blocks * (kBlockBytes / 2);
-  const bool q4 = w.packing == avx512::kPackQ4_0Rows16;
+  const ExpandFn expand = expander(w.packing);
   configure();
   const int64_t n_token_tiles = (n_tokens + 15) / 16;
   // Token tiles in groups whose activations stay in L2 (~1 MiB) while this thread's row tiles (expanded once per
@@ -139,10 +207,7 @@ void gemm_row_tiles_bf16(const MatrixView& w, const uint16_t* a, int64_t n_token
     const int64_t g1 = std::min(n_token_tiles, g0 + group);
     for (int64_t rt = tile0; rt < tile1; rt += 2) {
       const int nr = rt + 1 < tile1 ? 2 : 1;
-      for (int j = 0; j < nr; ++j) {
-        if (q4) expand_row_tile<true>(w, rt + j, b_scratch + j * row_tile_words);
-        else expand_row_tile<false>(w, rt + j, b_scratch + j * row_tile_words);
-      }
+      for (int j = 0; j < nr; ++j) expand(w, rt + j, b_scratch + j * row_tile_words);
       const uint16_t* b0 = b_scratch;
       const uint16_t* b1 = b_scratch + row_tile_words;
       for (int64_t tt = g0; tt < g1; tt += 2) {
