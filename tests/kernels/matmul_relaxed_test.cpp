@@ -1,5 +1,5 @@
-// Numerics::Relaxed matmuls (Backend::matmul_relaxed: AMX bf16 tiles for row-tile-packed Q4_0/Q8_0/Q4_K/Q6_K
-// weights times many tokens) against the scalar reference, on every ISA (those without a relaxed path must give their exact
+// Numerics::Relaxed matmuls (Backend::matmul_relaxed: AMX bf16 tiles for row-tile-packed Q4_0/Q8_0/Q4_K/Q6_K and
+// F16/BF16/F32 weights times many tokens) against the scalar reference, on every ISA (those without a relaxed path must give their exact
 // results), over awkward shapes: partial and odd row tiles, odd block counts, token counts with a partial last
 // tile, one-token-tile groups and more token tiles than fit one L2 group.
 //
@@ -109,6 +109,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::Q4_0, 16, 64, 5},      // few tokens: the exact path
                       Case{DType::Q4_K, 21, 512, 40},    // scales and mins folded in, 2 super-blocks
                       Case{DType::Q6_K, 37, 768, 33},    // two scales per 32-column block, 3 super-blocks
+                      Case{DType::F16, 37, 96, 40},      // float rows (GGUF layout), partial row tile
+                      Case{DType::BF16, 32, 64, 17},
+                      Case{DType::F32, 21, 128, 33},
                       Case{DType::Q5_K, 21, 512, 40}),   // no relaxed kernel for this type: exact
     [](const ::testing::TestParamInfo<Case>& info) {
       return std::string(dtype_name(info.param.type)) + "_" + std::to_string(info.param.rows) + "x" +

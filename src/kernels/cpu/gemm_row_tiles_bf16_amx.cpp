@@ -1,5 +1,5 @@
-// The relaxed many-token matmul of a row-tile-packed weight (Q4_0, Q8_0, Q4_K, Q6_K: Packing in quant_matmul.h) with
-// AMX bf16 tiles: each row tile's weights are expanded once to bf16 of their dequantized values (scales and mins
+// The relaxed many-token matmul of a row-tile-packed weight (Q4_0, Q8_0, Q4_K, Q6_K: Packing in quant_matmul.h) or
+// a float one (F16, BF16, F32 rows) with AMX bf16 tiles: each row tile's weights are expanded once to bf16 of their dequantized values (scales and mins
 // folded in), the activations are
 // rounded to bf16, and the tile unit accumulates in f32 over the whole row, so there is no per-block float step at
 // all (the exact kernel's cost: every block's int32 tile stored and scaled by the vector units). Each 2 x 2 group of
@@ -122,13 +122,52 @@ void expand_q6_k(const MatrixView& w, int64_t tile, uint16_t* b) {
   }
 }
 
+// Float weights (GGUF rows, packing 0): each row's 32 values of a block as bf16 (one vector of 16 value pairs),
+// then a 16 x 16 transpose of those pairs gives the B tile. Rows past the matrix are zeros.
+template <DType kType>
+void expand_float(const MatrixView& w, int64_t tile, uint16_t* b) {
+  const int64_t r0 = tile * avx512::kPackTileRows;
+  const int n_rows = static_cast<int>(std::min<int64_t>(avx512::kPackTileRows, w.n_rows - r0));
+  const auto* base = static_cast<const uint8_t*>(w.data) + r0 * static_cast<int64_t>(w.row_bytes);
+  for (int64_t blk = 0; blk < w.n_cols / 32; ++blk) {
+    __m512 rows[16], pairs[16];
+    for (int r = 0; r < 16; ++r) {
+      if (r >= n_rows) {
+        rows[r] = _mm512_setzero_ps();
+        continue;
+      }
+      const uint8_t* row = base + r * static_cast<int64_t>(w.row_bytes);
+      if constexpr (kType == DType::BF16) {
+        rows[r] = _mm512_loadu_ps(row + 64 * blk);
+      } else {
+        __m512 lo, hi;
+        if constexpr (kType == DType::F16) {
+          lo = half16_ps(row + 64 * blk);
+          hi = half16_ps(row + 64 * blk + 32);
+        } else {
+          lo = _mm512_loadu_ps(row + 128 * blk);
+          hi = _mm512_loadu_ps(row + 128 * blk + 64);
+        }
+        rows[r] = reinterpret_cast<__m512>(_mm512_cvtne2ps_pbh(hi, lo));
+      }
+    }
+    avx512::transpose_16x16(rows, pairs);  // pairs[p] lane r: values 2p, 2p + 1 of row r
+    for (int p = 0; p < 16; ++p) _mm512_store_ps(reinterpret_cast<float*>(b + blk * (kBlockBytes / 2) + 32 * p), pairs[p]);
+  }
+}
+
 using ExpandFn = void (*)(const MatrixView& w, int64_t tile, uint16_t* b);
-ExpandFn expander(uint32_t packing) {
-  switch (packing) {
+ExpandFn expander(const MatrixView& w) {
+  switch (w.packing) {
     case avx512::kPackQ4_0Rows16: return expand_legacy<true>;
     case avx512::kPackQ8_0Rows16: return expand_legacy<false>;
     case avx512::kPackQ4_KRows16: return expand_q4_k;
     case avx512::kPackQ6_KRows16: return expand_q6_k;
+    case avx512::kPackNone:
+      if (w.dtype == DType::F16) return expand_float<DType::F16>;
+      if (w.dtype == DType::BF16) return expand_float<DType::BF16>;
+      if (w.dtype == DType::F32) return expand_float<DType::F32>;
+      return nullptr;
     default: return nullptr;
   }
 }
@@ -196,7 +235,7 @@ void gemm_row_tiles_bf16(const MatrixView& w, const uint16_t* a, int64_t n_token
                          uint16_t* b_scratch, float* y) {
   const int64_t n_blocks = w.n_cols / 32;
   const int64_t row_tile_words = n_blocks * (kBlockBytes / 2);
-  const ExpandFn expand = expander(w.packing);
+  const ExpandFn expand = expander(w);
   configure();
   const int64_t n_token_tiles = (n_tokens + 15) / 16;
   // Token tiles in groups whose activations stay in L2 (~1 MiB) while this thread's row tiles (expanded once per

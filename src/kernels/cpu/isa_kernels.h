@@ -34,7 +34,8 @@ namespace kairo::kernels::amx {
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
 void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                          ThreadPool& pool);
-// Backend::matmul_relaxed: row-tile-packed weights (Q4_0, Q8_0, Q4_K, Q6_K) times many tokens through bf16 tiles.
+// Backend::matmul_relaxed: row-tile-packed (Q4_0, Q8_0, Q4_K, Q6_K) and float (F16, BF16, F32) weights times many
+// tokens through bf16 tiles.
 void matmul_relaxed(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                     ThreadPool& pool);
 }  // namespace kairo::kernels::amx

@@ -271,7 +271,8 @@ void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, 
 constexpr int64_t kMinRelaxedTokens = 17;
 
 bool relaxed_eligible(const MatrixView& w, int64_t n_cols) {
-  return w.n_rows > 0 && w.n_cols == n_cols && w.n_cols % 32 == 0 && is_row_tile_packing(w.packing);
+  const bool float_rows = w.packing == kPackNone && (w.dtype == DType::F16 || w.dtype == DType::BF16 || w.dtype == DType::F32);
+  return w.n_rows > 0 && w.n_cols == n_cols && w.n_cols % 32 == 0 && (is_row_tile_packing(w.packing) || float_rows);
 }
 
 }  // namespace
