@@ -65,11 +65,15 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
   model::Batch batch;
   std::vector<float> logits;
 
+  const kernels::Numerics numerics = opts.exact_numerics || opts.sampling.temperature <= 0.0f
+                                         ? kernels::Numerics::Exact
+                                         : kernels::Numerics::Relaxed;
   auto t0 = std::chrono::steady_clock::now();
   const int64_t chunk = std::max(1, opts.prefill_chunk);
   for (int64_t begin = 0; begin < static_cast<int64_t>(seq.size()); begin += chunk) {
     const int64_t end = std::min<int64_t>(seq.size(), begin + chunk);
     fill_batch(batch, seq, begin, end, n_blocks);
+    batch.numerics = numerics;
     model.forward(batch, kv, logits, pool);
   }
   result.prefill_seconds = seconds_since(t0);

@@ -21,6 +21,9 @@ struct GenerateOptions {
   int n_logit_steps = 0;                 // keep the raw logits of the first n steps
   DType kv_dtype = DType::F16;
   int prefill_chunk = 512;               // prompt tokens per forward step
+  // Batch-invariant matmuls even when sampling; temperature 0 always gets them. Otherwise the prompt may be
+  // prefilled with relaxed numerics (kernels::Numerics), as the engine does for sampled requests.
+  bool exact_numerics = false;
 };
 
 enum class StopReason { EndOfSequence, MaxTokens, ContextFull };

@@ -30,6 +30,7 @@ struct RunArgs {
   int logits_steps = 0;
   bool no_bos = false;
   bool stats = false;
+  bool exact_numerics = false;
 };
 
 int run_generate(const RunArgs& args) {
@@ -58,6 +59,7 @@ int run_generate(const RunArgs& args) {
   opts.sampling.frequency_penalty = args.frequency_penalty;
   if (args.seed >= 0) opts.sampling.seed = static_cast<uint64_t>(args.seed);
   opts.n_logit_steps = args.logits_steps;
+  opts.exact_numerics = args.exact_numerics;
   for (int32_t id = 0; id < tk.n_vocab(); ++id) {
     if (tk.is_eog(id)) opts.stop_token_ids.push_back(id);
   }
@@ -127,6 +129,9 @@ void setup(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "Print one JSON object with prompt tokens, tokens and text");
+  cmd->add_flag("--exact-numerics", a->exact_numerics,
+                "Batch-invariant matmuls even when sampling (default: only at temperature 0; a sampled prompt may be "
+                "prefilled with faster relaxed kernels)");
   cmd->add_option("--logits", a->logits_steps, "With --json: include the raw logits of the first K steps")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--no-bos", a->no_bos, "Do not add the BOS token");
