@@ -26,6 +26,17 @@ inline __m512i broadcast4(const void* p) { return _mm512_broadcastd_epi32(_mm_lo
 
 inline float half_at(const uint8_t* p) { return _cvtsh_ss(static_cast<unsigned short>(load_u16(p))); }
 
+// 16 f16 values at p (one per row of a row tile) as floats.
+inline __m512 half16_ps(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+// 16 bytes at p (one per row of a row tile), unsigned or signed, as floats.
+template <bool kSigned>
+inline __m512 bytes16_ps(const uint8_t* p) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm512_cvtepi32_ps(kSigned ? _mm512_cvtepi8_epi32(x) : _mm512_cvtepu8_epi32(x));
+}
+
 // [a x8, b x8] from two halves (b may be absent: 0).
 inline __m512 half_pair_lanes(const uint8_t* pa, const uint8_t* pb) {
   const uint32_t v = load_u16(pa) | (pb != nullptr ? load_u16(pb) << 16 : 0u);

@@ -64,14 +64,6 @@ void store_bf16_block(const __m512i v[8], __m512 scale_lo, __m512 scale_hi, __m5
   }
 }
 
-inline __m512 half16_ps(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-inline __m512 bytes16_ps(const uint8_t* p, bool is_signed) {
-  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(x) : _mm512_cvtepu8_epi32(x));
-}
-
 // Expanders of a whole row tile into B tiles, one 1 KiB tile per 32 columns (layouts: Packing in quant_matmul.h).
 template <bool kQ4>
 void expand_legacy(const MatrixView& w, int64_t tile, uint16_t* b) {
@@ -82,7 +74,7 @@ void expand_legacy(const MatrixView& w, int64_t tile, uint16_t* b) {
   for (int64_t blk = 0; blk < n_blocks; ++blk) {
     __m512i v[8];
     avx512::row_tile_signed<kQ4>(base + blk * kValueBytes, v);
-    const __m512 dw = half16_ps(scales + 32 * blk);
+    const __m512 dw = avx512::half16_ps(scales + 32 * blk);
     store_bf16_block<true, false>(v, dw, dw, dw, dw, b + blk * (kBlockBytes / 2));
   }
 }
@@ -92,12 +84,12 @@ void expand_q4_k(const MatrixView& w, int64_t tile, uint16_t* b) {
   const uint8_t* base = avx512::row_tile_base(w, tile);
   for (int64_t sb = 0; sb < w.n_cols / 256; ++sb) {
     const uint8_t* p = base + sb * avx512::kPackQ4_KSuperBytes;
-    const __m512 d = half16_ps(p + 2048), dmin = half16_ps(p + 2080);
+    const __m512 d = avx512::half16_ps(p + 2048), dmin = avx512::half16_ps(p + 2080);
     for (int j = 0; j < 8; ++j) {
       __m512i v[8];
       avx512::row_tile_nibbles(p + 256 * j, v);
-      const __m512 scale = _mm512_mul_ps(d, bytes16_ps(p + 2112 + 16 * j, false));
-      const __m512 offset = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dmin, bytes16_ps(p + 2240 + 16 * j, false)));
+      const __m512 scale = _mm512_mul_ps(d, avx512::bytes16_ps<false>(p + 2112 + 16 * j));
+      const __m512 offset = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dmin, avx512::bytes16_ps<false>(p + 2240 + 16 * j)));
       store_bf16_block<false, true>(v, scale, scale, offset, offset, b + (8 * sb + j) * (kBlockBytes / 2));
     }
   }
@@ -109,14 +101,14 @@ void expand_q6_k(const MatrixView& w, int64_t tile, uint16_t* b) {
   const __m512i k32 = _mm512_set1_epi8(32);
   for (int64_t sb = 0; sb < w.n_cols / 256; ++sb) {
     const uint8_t* p = base + sb * avx512::kPackQ6_KSuperBytes;
-    const __m512 d = half16_ps(p + 3072);
+    const __m512 d = avx512::half16_ps(p + 3072);
     for (int c = 0; c < 8; ++c) {
       __m512i v[8];
       avx512::q6_k_row_tile_values(p + 192 * (2 * c), v);
       avx512::q6_k_row_tile_values(p + 192 * (2 * c + 1), v + 4);
       for (auto& x : v) x = _mm512_sub_epi8(x, k32);
-      const __m512 s0 = _mm512_mul_ps(d, bytes16_ps(p + 3104 + 16 * (2 * c), true));
-      const __m512 s1 = _mm512_mul_ps(d, bytes16_ps(p + 3104 + 16 * (2 * c + 1), true));
+      const __m512 s0 = _mm512_mul_ps(d, avx512::bytes16_ps<true>(p + 3104 + 16 * (2 * c)));
+      const __m512 s1 = _mm512_mul_ps(d, avx512::bytes16_ps<true>(p + 3104 + 16 * (2 * c + 1)));
       store_bf16_block<true, false>(v, s0, s1, s0, s1, b + (8 * sb + c) * (kBlockBytes / 2));
     }
   }
@@ -142,8 +134,8 @@ void expand_float(const MatrixView& w, int64_t tile, uint16_t* b) {
       } else {
         __m512 lo, hi;
         if constexpr (kType == DType::F16) {
-          lo = half16_ps(row + 64 * blk);
-          hi = half16_ps(row + 64 * blk + 32);
+          lo = avx512::half16_ps(row + 64 * blk);
+          hi = avx512::half16_ps(row + 64 * blk + 32);
         } else {
           lo = _mm512_loadu_ps(row + 128 * blk);
           hi = _mm512_loadu_ps(row + 128 * blk + 64);

@@ -59,14 +59,6 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16
   _mm512_storeu_ps(y16, acc);
 }
 
-// 16 unsigned bytes (one per row) as floats.
-inline __m512 bytes_u8_ps(const uint8_t* p) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-}
-inline __m512 half16_ps(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
 // Q4_K: per 32-value sub-block b the dot of its nibbles (no zero point), then acc = fma(c_b, d * sc_b, acc) and the
 // min term's slot b % 16 = fma(-(dmin * m_b), s_b, slot): the contract's order, 16 rows in lanes. One super-block
 // pair per step so the slot index is a constant (the slots stay in registers).
@@ -96,8 +88,8 @@ void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
       }
       dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
       const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b]));
-      acc = _mm512_fmadd_ps(c, _mm512_mul_ps(bytes_u8_ps(p + 2112 + 16 * j), d), acc);
-      const __m512 m = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(bytes_u8_ps(p + 2240 + 16 * j), dmin));
+      acc = _mm512_fmadd_ps(c, _mm512_mul_ps(bytes16_ps<false>(p + 2112 + 16 * j), d), acc);
+      const __m512 m = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(bytes16_ps<false>(p + 2240 + 16 * j), dmin));
       if (half == 0) slot[j] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.s[b]), slot[j]);
       else slot[8 + j] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.s[b]), slot[8 + j]);
     }
@@ -129,8 +121,7 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
       dot = _mm512_dpbusd_epi32(dot, q[2], broadcast4(aq + 8));
       dot = _mm512_dpbusd_epi32(dot, q[3], broadcast4(aq + 12));
       const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b / 2]));
-      const __m512 sc = _mm512_cvtepi32_ps(
-          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3104 + 16 * j))));
+      const __m512 sc = bytes16_ps<true>(p + 3104 + 16 * j);
       acc = _mm512_fmadd_ps(c, _mm512_mul_ps(sc, d), acc);
     }
   }
