@@ -52,10 +52,15 @@ void store_bf16_block(const __m512i v[8], __m512 scale_lo, __m512 scale_hi, __m5
       if constexpr (kOffset) return _mm512_fmadd_ps(_mm512_cvtepi32_ps(q), s4[h][m], o4[h][m]);
       return _mm512_mul_ps(_mm512_cvtepi32_ps(q), s4[h][m]);
     };
-    const __m512 f0 = value(_mm512_castsi512_si128(v[g]), 0);
-    const __m512 f1 = value(_mm512_extracti32x4_epi32(v[g], 1), 1);
-    const __m512 f2 = value(_mm512_extracti32x4_epi32(v[g], 2), 2);
-    const __m512 f3 = value(_mm512_extracti32x4_epi32(v[g], 3), 3);
+    // Through memory: the widening loads then take their quarters straight from L1 (no extract on the shuffle
+    // port, which the widenings and the pair permutes already keep busy).
+    alignas(64) int8_t bytes[64];
+    _mm512_store_si512(bytes, v[g]);
+    __asm__ volatile("" : : "m"(bytes));
+    const __m512 f0 = value(_mm_load_si128(reinterpret_cast<const __m128i*>(bytes)), 0);
+    const __m512 f1 = value(_mm_load_si128(reinterpret_cast<const __m128i*>(bytes + 16)), 1);
+    const __m512 f2 = value(_mm_load_si128(reinterpret_cast<const __m128i*>(bytes + 32)), 2);
+    const __m512 f3 = value(_mm_load_si128(reinterpret_cast<const __m128i*>(bytes + 48)), 3);
     // Words of x0: rows 0..7 x values 0..3; of x1: rows 8..15.
     const __m512i x0 = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f1, f0));
     const __m512i x1 = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(f3, f2));
