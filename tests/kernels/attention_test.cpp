@@ -1,8 +1,10 @@
 // Paged attention of every optimized path against the reference: scattered block tables, several sequences in one
-// batch, GQA groups 1/2/4/7/8, odd head counts, f32/f16/bf16 KV and contexts past 1000 positions.
+// batch, GQA groups 1/2/4/7/8, odd head counts, f32/f16/bf16 KV and contexts past 1000 positions; and every query
+// token of a batch bit for bit what it gets alone.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -83,6 +85,18 @@ void run_case(const Backend& be, const AttnCase& c, ThreadPool& pool) {
       << describe(d);
   // Flips are rare: the typical error stays at f32 rounding level.
   EXPECT_LE(d.rms_err, 2e-5 * d.rms_ref * std::sqrt(static_cast<double>(max_len))) << describe(d);
+
+  // Batch invariance: each query token alone (a decode step) gives exactly the bits it got inside the batch, where
+  // consecutive query tokens of a sequence share their work items.
+  const int64_t q_row = static_cast<int64_t>(c.n_heads) * c.head_dim;
+  std::vector<float> alone(static_cast<size_t>(q_row));
+  for (int64_t t = 0; t < batch.n_tokens; ++t) {
+    const int32_t zero = 0;
+    AttentionBatch one{1, &positions[t], &zero, tables.data() + seq_idx[t] * max_blocks, max_blocks};
+    be.attention(q.data() + t * q_row, alone.data(), kv, one, c.n_heads, scale, pool);
+    EXPECT_EQ(std::memcmp(alone.data(), got.data() + t * q_row, alone.size() * sizeof(float)), 0)
+        << "query token " << t << " alone differs from the batch";
+  }
 }
 
 class AttentionTest : public ::testing::TestWithParam<cpu::Isa> {};
