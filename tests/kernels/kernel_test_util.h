@@ -73,6 +73,28 @@ inline void random_row(std::mt19937& rng, DType type, int64_t n_cols, uint8_t* d
   }
 }
 
+// A random weight matrix in GGUF layout, and the copy a backend repacks it into.
+struct RandomWeight {
+  std::vector<uint8_t> data;
+  MatrixView view;      // GGUF layout (what the reference reads)
+  PackedMatrix packed;  // the last backend's layout (for_backend)
+
+  // The view to pass to be's matmul: its packed copy, or the GGUF view when it keeps that layout.
+  MatrixView for_backend(const Backend& be) {
+    packed = be.pack_weights != nullptr ? be.pack_weights(view) : PackedMatrix{};
+    return packed.view.data != nullptr ? packed.view : view;
+  }
+};
+
+inline RandomWeight random_weight(std::mt19937& rng, DType type, int64_t rows, int64_t cols) {
+  RandomWeight w;
+  const size_t rb = row_bytes(type, cols);
+  w.data.resize(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) random_row(rng, type, cols, w.data.data() + r * rb);
+  w.view = MatrixView{type, w.data.data(), rows, cols, rb};
+  return w;
+}
+
 struct Diff {
   double max_abs = 0;
   double rms_err = 0;

@@ -19,26 +19,6 @@
 namespace kairo::kernels {
 namespace {
 
-struct Weight {
-  std::vector<uint8_t> data;
-  MatrixView view;      // GGUF layout (for the reference)
-  PackedMatrix packed;  // the backend's layout
-};
-
-Weight random_weight(std::mt19937& rng, DType type, int64_t rows, int64_t cols) {
-  Weight w;
-  const size_t rb = row_bytes(type, cols);
-  w.data.resize(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) testing::random_row(rng, type, cols, w.data.data() + r * rb);
-  w.view = MatrixView{type, w.data.data(), rows, cols, rb};
-  return w;
-}
-
-MatrixView view_for(const Backend& be, Weight& w) {
-  w.packed = be.pack_weights != nullptr ? be.pack_weights(w.view) : PackedMatrix{};
-  return w.packed.view.data != nullptr ? w.packed.view : w.view;
-}
-
 // Per output: sum over the row of |x| |w|.
 std::vector<double> abs_products(const MatrixView& w, const std::vector<float>& x, int64_t n_tokens) {
   std::vector<double> out(static_cast<size_t>(n_tokens * w.n_rows));
@@ -64,7 +44,7 @@ class MatmulRelaxedTest : public ::testing::TestWithParam<Case> {};
 TEST_P(MatmulRelaxedTest, WithinBf16RoundingOfTheReferenceOnEveryIsa) {
   const Case c = GetParam();
   std::mt19937 rng(11);
-  Weight w = random_weight(rng, c.type, c.rows, c.cols);
+  testing::RandomWeight w = testing::random_weight(rng, c.type, c.rows, c.cols);
   const std::vector<float> x = testing::random_floats(rng, static_cast<size_t>(c.tokens * c.cols));
   std::vector<float> ref(static_cast<size_t>(c.tokens * c.rows));
   ThreadPool pool(2);
@@ -75,7 +55,7 @@ TEST_P(MatmulRelaxedTest, WithinBf16RoundingOfTheReferenceOnEveryIsa) {
     const Backend* be = cpu::cpu_backend(isa);
     if (be == nullptr) continue;
     SCOPED_TRACE(cpu::isa_name(isa));
-    const MatrixView v = view_for(*be, w);
+    const MatrixView v = w.for_backend(*be);
     std::vector<float> relaxed(ref.size(), -1.0f), exact(ref.size(), -2.0f);
     matmul(*be, v, x.data(), relaxed.data(), c.tokens, pool, Numerics::Relaxed);
     be->matmul(v, x.data(), exact.data(), c.tokens, pool);
@@ -124,11 +104,11 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(MatmulRelaxed, SharedInputEqualsSeparateRelaxedMatmulsAndFewTokensStayExact) {
   std::mt19937 rng(5);
   ThreadPool pool(2);
-  std::vector<Weight> weights;
-  weights.push_back(random_weight(rng, DType::Q4_0, 64, 256));
-  weights.push_back(random_weight(rng, DType::Q4_0, 21, 256));
-  weights.push_back(random_weight(rng, DType::Q8_0, 40, 256));
-  weights.push_back(random_weight(rng, DType::Q6_K, 24, 256));
+  std::vector<testing::RandomWeight> weights;
+  weights.push_back(testing::random_weight(rng, DType::Q4_0, 64, 256));
+  weights.push_back(testing::random_weight(rng, DType::Q4_0, 21, 256));
+  weights.push_back(testing::random_weight(rng, DType::Q8_0, 40, 256));
+  weights.push_back(testing::random_weight(rng, DType::Q6_K, 24, 256));
   const std::vector<float> x = testing::random_floats(rng, static_cast<size_t>(48 * 256));
   for (cpu::Isa isa : testing::optimized_isas()) {
     const Backend* be = cpu::cpu_backend(isa);
@@ -136,7 +116,7 @@ TEST(MatmulRelaxed, SharedInputEqualsSeparateRelaxedMatmulsAndFewTokensStayExact
     for (int64_t n_tokens : {int64_t{4}, int64_t{16}, int64_t{48}}) {
       SCOPED_TRACE(std::string(cpu::isa_name(isa)) + " n_tokens=" + std::to_string(n_tokens));
       std::vector<MatrixView> views;
-      for (Weight& w : weights) views.push_back(view_for(*be, w));
+      for (auto& w : weights) views.push_back(w.for_backend(*be));
       std::vector<std::vector<float>> fused(views.size()), alone(views.size()), exact(views.size());
       std::vector<float*> outs;
       for (size_t i = 0; i < views.size(); ++i) {

@@ -14,37 +14,19 @@
 namespace kairo::kernels {
 namespace {
 
-struct Weight {
-  std::vector<uint8_t> data;
-  MatrixView view;
-};
-
-Weight random_weight(std::mt19937& rng, DType type, int64_t rows, int64_t cols) {
-  Weight w;
-  const size_t rb = row_bytes(type, cols);
-  w.data.resize(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) testing::random_row(rng, type, cols, w.data.data() + r * rb);
-  w.view = MatrixView{type, w.data.data(), rows, cols, rb};
-  return w;
-}
-
 void expect_fused_equals_separate(const std::vector<DType>& types, const std::vector<int64_t>& rows, int64_t cols) {
   std::mt19937 rng(7);
   ThreadPool pool(2);
-  std::vector<Weight> weights;
-  for (size_t i = 0; i < types.size(); ++i) weights.push_back(random_weight(rng, types[i], rows[i], cols));
+  std::vector<testing::RandomWeight> weights;
+  for (size_t i = 0; i < types.size(); ++i) weights.push_back(testing::random_weight(rng, types[i], rows[i], cols));
   constexpr int64_t kMaxTokens = 37;
   const std::vector<float> x = testing::random_floats(rng, static_cast<size_t>(kMaxTokens * cols));
   int checked = 0;
   for (cpu::Isa isa : testing::optimized_isas()) {
     const Backend* be = cpu::cpu_backend(isa);
     if (be == nullptr) continue;
-    std::vector<PackedMatrix> packed(weights.size());
     std::vector<MatrixView> views;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      if (be->pack_weights != nullptr) packed[i] = be->pack_weights(weights[i].view);
-      views.push_back(packed[i].view.data != nullptr ? packed[i].view : weights[i].view);
-    }
+    for (auto& w : weights) views.push_back(w.for_backend(*be));
     for (int64_t n_tokens : {int64_t{1}, int64_t{3}, int64_t{16}, kMaxTokens}) {
       SCOPED_TRACE(std::string(cpu::isa_name(isa)) + " n_tokens=" + std::to_string(n_tokens));
       std::vector<std::vector<float>> fused(views.size()), separate(views.size());
