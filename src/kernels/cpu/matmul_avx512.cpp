@@ -301,11 +301,14 @@ void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float
 
 void matmul_relaxed(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                     ThreadPool& pool) {
-  bool all = n_tokens >= avx512::kMinRelaxedTokens && n_mats > 0;
+  // Too few tokens for the bf16 path: the exact kernels, fused as matmul_shared_input fuses them.
+  if (n_tokens < avx512::kMinRelaxedTokens)
+    return avx512::matmul_shared_input_impl(ws, n_mats, x, ys, n_tokens, pool, /*use_amx=*/true);
+  bool all = n_mats > 0;
   for (int i = 0; i < n_mats && all; ++i) all = avx512::relaxed_eligible(ws[i], ws[0].n_cols);
   if (all) return avx512::gemm_amx_row_tiles_bf16(avx512::RowTileSet{ws, ys, n_mats}, x, n_tokens, pool);
   for (int i = 0; i < n_mats; ++i) {
-    if (n_tokens >= avx512::kMinRelaxedTokens && avx512::relaxed_eligible(ws[i], ws[i].n_cols))
+    if (avx512::relaxed_eligible(ws[i], ws[i].n_cols))
       avx512::gemm_amx_row_tiles_bf16(avx512::RowTileSet{&ws[i], &ys[i], 1}, x, n_tokens, pool);
     else
       avx512::matmul_impl(ws[i], x, ys[i], n_tokens, pool, /*use_amx=*/true);
