@@ -1,10 +1,10 @@
-// The relaxed many-token matmul of a row-tile-packed weight (Q4_0, Q8_0, Q4_K, Q6_K: Packing in quant_matmul.h) or
-// a float one (F16, BF16, F32 rows) with AMX bf16 tiles: each row tile's weights are expanded once to bf16 of their dequantized values (scales and mins
-// folded in), the activations are
-// rounded to bf16, and the tile unit accumulates in f32 over the whole row, so there is no per-block float step at
-// all (the exact kernel's cost: every block's int32 tile stored and scaled by the vector units). Each 2 x 2 group of
-// token and row tiles reuses every loaded operand twice. The results round differently from the batch-invariance
-// contract's (quant_matmul.h): callers use this only where no request asks for that contract.
+// The relaxed many-token matmul (kernels::Numerics::Relaxed) of a row-tile-packed weight (Q4_0, Q8_0, Q4_K, Q6_K:
+// Packing in quant_matmul.h) or a float one (F16, BF16, F32 rows) with AMX bf16 tiles. Each row tile's weights are
+// expanded once to bf16 of their dequantized values (scales and mins folded in), the activations are rounded to
+// bf16, and the tile unit accumulates in f32 over the whole row: no per-block float step at all (the exact kernel's
+// cost: every block's int32 tile stored and scaled by the vector units). Each 2 x 2 group of token and row tiles
+// uses every loaded operand twice. The results round differently from the batch-invariance contract's
+// (quant_matmul.h): callers use this only where no request asks for that contract.
 // GCC 12 reports its own AVX-512 cast intrinsics (deliberately undefined upper lanes) as maybe-uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
