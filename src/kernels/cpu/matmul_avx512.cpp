@@ -151,7 +151,9 @@ void gemm(const MatrixView& w, const float* x, float* y, int64_t n_tokens, Threa
     const int64_t t1 = a.n_tiles * (ti + 1) / nt * cpu::kTileTokens;
     quantize_act_tiles(x, t0, t1, /*as_unsigned=*/!use_amx, a);
   };
-  pool.run(std::ref(quantize));
+  // One tile: here, where x was just written (as in gemm_amx_row_tiles).
+  if (a.n_tiles == 1) quantize(0, 1);
+  else pool.run(std::ref(quantize));
   const int64_t n_row_tiles = (w.n_rows + kTileRows - 1) / kTileRows;
   auto multiply = [&](int ti, int nt) {
     const int64_t rt0 = n_row_tiles * ti / nt;
@@ -197,11 +199,14 @@ void gemm_amx_row_tiles(const RowTileSet& set, const float* x, int64_t n_tokens,
   const int64_t n_cols = set.ws[0].n_cols;
   void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_batch_bytes(n_cols, n_tokens));
   const cpu::ActQ8Batch a = cpu::act_q8_batch_layout(mem, n_cols, n_tokens);
-  auto quantize = [&](int ti, int nt) {  // tokens split evenly, even when they fill only one tile
+  auto quantize = [&](int ti, int nt) {  // tokens split evenly
     for (int64_t t = a.n_padded * ti / nt; t < a.n_padded * (ti + 1) / nt; ++t)
       quantize_act_q8_batch_token(t < n_tokens ? x + t * n_cols : nullptr, t, a);
   };
-  pool.run(std::ref(quantize));
+  // One token tile (batched decode): this thread just wrote x (norm, SwiGLU), and a worker would wait for those
+  // lines from this core's cache: quantizing them here measured faster (16 sequences: 283 -> 295 t/s).
+  if (n_tokens <= cpu::kTileTokens) quantize(0, 1);
+  else pool.run(std::ref(quantize));
   const int64_t tiles = set.total_tiles();
   auto multiply = [&](int ti, int nt) {
     auto* b = static_cast<int8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Weights, amx::row_tile_b_bytes(n_cols)));
