@@ -19,11 +19,12 @@ struct Shape {
   int64_t cols;
 };
 
-// Row counts around the 4- and 16-row groups; column counts whose block counts are not multiples of 16.
+// Row counts around the 4- and 16-row groups, and 181 / 224 rows (12 / 14 row tiles: each thread's share runs
+// through the GEMV's 4-, 2- and 1-tile groups); column counts whose block counts are not multiples of 16.
 std::vector<Shape> shapes_for(DType t) {
   const int64_t block = dtype_info(t).block_size;
-  if (block == 256) return {{37, 768}, {16, 1280}};
-  if (block == 32) return {{37, 544}, {19, 2080}};
+  if (block == 256) return {{37, 768}, {16, 1280}, {181, 512}, {224, 256}};
+  if (block == 32) return {{37, 544}, {19, 2080}, {181, 544}, {224, 96}};
   // Float rows: 66001 columns make the GEMM split the tokens into L2-sized blocks of 4 (and leave a column tail).
   return {{37, 300}, {18, 64}, {6, 66001}};
 }

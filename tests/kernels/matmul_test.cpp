@@ -63,8 +63,8 @@ struct Shape {
 
 std::vector<Shape> shapes_for(DType t) {
   const int64_t block = dtype_info(t).block_size;
-  if (block == 256) return {{1, 256}, {5, 768}, {17, 1280}, {33, 512}};
-  if (block == 32) return {{1, 32}, {5, 96}, {17, 544}, {33, 2080}};
+  if (block == 256) return {{1, 256}, {5, 768}, {17, 1280}, {33, 512}, {117, 256}};
+  if (block == 32) return {{1, 32}, {5, 96}, {17, 544}, {33, 2080}, {117, 96}};
   return {{1, 37}, {5, 256}, {17, 300}, {33, 64}};
 }
 

@@ -23,119 +23,177 @@ using cpu::ActQ8;
 // leaves the loads waiting behind the arithmetic; 1-4 KiB ahead measured best (Q4_0 decode +20 %).
 constexpr int kPrefetchBytes = 2048;
 
-template <bool kQ4>
-void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16) {
+// kTiles consecutive row tiles at once: each block's activation broadcasts (8 loads) and scale serve all of them,
+// and several tile streams in flight at once keep more memory reads outstanding (Q4_0 decode GEMV 26.3 -> 31.5
+// GB/s on 2 threads, with 4 tiles; 2 gave 30.6). Per row the arithmetic is unchanged.
+template <bool kQ4, int kTiles>
+void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) {
   constexpr int kValueBytes = kQ4 ? 256 : 512;
   constexpr int kZeroShift = kQ4 ? 3 : 7;  // zero point of the stored unsigned values: 8 or 128
   const int64_t n_blocks = w.n_cols / 32;
+  const int64_t tile_bytes = kPackTileRows * static_cast<int64_t>(w.row_bytes);
   const uint8_t* values = row_tile_base(w, tile);
   const uint8_t* scales = values + n_blocks * kValueBytes;
   const __m512i m4 = _mm512_set1_epi8(0x0F);
-  __m512 acc = _mm512_setzero_ps();
+  __m512 acc[kTiles];
+  for (auto& v : acc) v = _mm512_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* v = values + b * kValueBytes;
-    for (int l = 0; l < kValueBytes; l += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(v + l + kPrefetchBytes), _MM_HINT_T0);
     const int8_t* aq = a.q + 32 * b;
-    __m512i dot = _mm512_set1_epi32(-(a.bsum[b] << kZeroShift));
-    if constexpr (kQ4) {
-      // High nibbles are multiplied in place (16 x their value, no shift), then their sum is divided by 16: exact,
-      // and one operation per 64 bytes less than shifting them down first.
-      __m512i dot_hi = _mm512_setzero_si512();
-      for (int s = 0; s < 4; ++s) {
-        const __m512i z = _mm512_loadu_si512(v + 64 * s);
-        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), broadcast4(aq + 8 * s));
-        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), broadcast4(aq + 8 * s + 4));
+    __m512i act[8];
+    for (int k = 0; k < 8; ++k) act[k] = broadcast4(aq + 4 * k);
+    const __m512i zero_point = _mm512_set1_epi32(-(a.bsum[b] << kZeroShift));
+    const __m512 ad = _mm512_set1_ps(a.d[b]);
+    for (int t = 0; t < kTiles; ++t) {
+      const uint8_t* v = values + t * tile_bytes + b * kValueBytes;
+      for (int l = 0; l < kValueBytes; l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(v + l + kPrefetchBytes), _MM_HINT_T0);
+      __m512i dot = zero_point;
+      if constexpr (kQ4) {
+        // High nibbles are multiplied in place (16 x their value, no shift), then their sum is divided by 16:
+        // exact, and one operation per 64 bytes less than shifting them down first.
+        __m512i dot_hi = _mm512_setzero_si512();
+        for (int s = 0; s < 4; ++s) {
+          const __m512i z = _mm512_loadu_si512(v + 64 * s);
+          dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), act[2 * s]);
+          dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), act[2 * s + 1]);
+        }
+        dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
+      } else {
+        for (int k = 0; k < 8; ++k) dot = _mm512_dpbusd_epi32(dot, _mm512_loadu_si512(v + 64 * k), act[k]);
       }
-      dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
-    } else {
-      for (int k = 0; k < 8; ++k)
-        dot = _mm512_dpbusd_epi32(dot, _mm512_loadu_si512(v + 64 * k), broadcast4(aq + 4 * k));
+      const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), ad);
+      const __m512 dw = _mm512_cvtph_ps(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + t * tile_bytes + 32 * b)));
+      acc[t] = _mm512_fmadd_ps(c, dw, acc[t]);
     }
-    const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b]));
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
-    acc = _mm512_fmadd_ps(c, dw, acc);
   }
-  _mm512_storeu_ps(y16, acc);
+  for (int t = 0; t < kTiles; ++t) _mm512_storeu_ps(y + 16 * t, acc[t]);
 }
 
 // Q4_K: per 32-value sub-block b the dot of its nibbles (no zero point), then acc = fma(c_b, d * sc_b, acc) and the
-// min term's slot b % 16 = fma(-(dmin * m_b), s_b, slot): the contract's order, 16 rows in lanes. One super-block
-// pair per step so the slot index is a constant (the slots stay in registers).
-void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16) {
+// min term's slot b % 16 = fma(-(dmin * m_b), s_b, slot): the contract's order, 16 rows in lanes. kTiles tiles share
+// the activation loads; with one tile the slots stay in registers (the index is a constant per super-block pair).
+template <int kTiles>
+void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) {
   const int64_t n_super = w.n_cols / 256;
+  const int64_t tile_bytes = kPackTileRows * static_cast<int64_t>(w.row_bytes);
   const uint8_t* base = row_tile_base(w, tile);
   const __m512i m4 = _mm512_set1_epi8(0x0F);
-  __m512 acc = _mm512_setzero_ps();
-  __m512 slot[16];
-  for (auto& v : slot) v = _mm512_setzero_ps();
+  __m512 acc[kTiles];
+  __m512 slot[kTiles][16];
+  for (int t = 0; t < kTiles; ++t) {
+    acc[t] = _mm512_setzero_ps();
+    for (auto& v : slot[t]) v = _mm512_setzero_ps();
+  }
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = base + sb * kPackQ4_KSuperBytes;
-    for (int l = 0; l < kPackQ4_KSuperBytes; l += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(p + l + kPrefetchBytes), _MM_HINT_T0);
-    const __m512 d = half16_ps(p + 2048);
-    const __m512 dmin = half16_ps(p + 2080);
+    for (int t = 0; t < kTiles; ++t) {
+      const uint8_t* p = base + t * tile_bytes + sb * kPackQ4_KSuperBytes;
+      for (int l = 0; l < kPackQ4_KSuperBytes; l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + l + kPrefetchBytes), _MM_HINT_T0);
+    }
+    __m512 d[kTiles], dmin[kTiles];
+    for (int t = 0; t < kTiles; ++t) {
+      d[t] = half16_ps(base + t * tile_bytes + sb * kPackQ4_KSuperBytes + 2048);
+      dmin[t] = half16_ps(base + t * tile_bytes + sb * kPackQ4_KSuperBytes + 2080);
+    }
     const int half = static_cast<int>(sb % 2);  // slots 8 * half .. 8 * half + 7
     for (int j = 0; j < 8; ++j) {
       const int64_t b = sb * 8 + j;
-      const uint8_t* v = p + 256 * j;
       const int8_t* aq = a.q + 32 * b;
-      __m512i dot = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
-      for (int s = 0; s < 4; ++s) {
-        const __m512i z = _mm512_loadu_si512(v + 64 * s);
-        dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), broadcast4(aq + 8 * s));
-        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), broadcast4(aq + 8 * s + 4));
+      __m512i act[8];
+      for (int k = 0; k < 8; ++k) act[k] = broadcast4(aq + 4 * k);
+      const __m512 ad = _mm512_set1_ps(a.d[b]);
+      const __m512 as = _mm512_set1_ps(a.s[b]);
+      for (int t = 0; t < kTiles; ++t) {
+        const uint8_t* p = base + t * tile_bytes + sb * kPackQ4_KSuperBytes;
+        const uint8_t* v = p + 256 * j;
+        __m512i dot = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
+        for (int s = 0; s < 4; ++s) {
+          const __m512i z = _mm512_loadu_si512(v + 64 * s);
+          dot = _mm512_dpbusd_epi32(dot, _mm512_and_si512(z, m4), act[2 * s]);
+          dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_andnot_si512(m4, z), act[2 * s + 1]);
+        }
+        dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
+        const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), ad);
+        acc[t] = _mm512_fmadd_ps(c, _mm512_mul_ps(bytes16_ps<false>(p + 2112 + 16 * j), d[t]), acc[t]);
+        // fma(-(dmin * m_b), s_b, slot) as fnmadd: the same rounding, one operation less.
+        const __m512 m = _mm512_mul_ps(bytes16_ps<false>(p + 2240 + 16 * j), dmin[t]);
+        if (half == 0) slot[t][j] = _mm512_fnmadd_ps(m, as, slot[t][j]);
+        else slot[t][8 + j] = _mm512_fnmadd_ps(m, as, slot[t][8 + j]);
       }
-      dot = _mm512_add_epi32(dot, _mm512_srai_epi32(dot_hi, 4));
-      const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b]));
-      acc = _mm512_fmadd_ps(c, _mm512_mul_ps(bytes16_ps<false>(p + 2112 + 16 * j), d), acc);
-      const __m512 m = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(bytes16_ps<false>(p + 2240 + 16 * j), dmin));
-      if (half == 0) slot[j] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.s[b]), slot[j]);
-      else slot[8 + j] = _mm512_fmadd_ps(m, _mm512_set1_ps(a.s[b]), slot[8 + j]);
     }
   }
-  _mm512_storeu_ps(y16, _mm512_add_ps(acc, tree_sum16(slot)));
+  for (int t = 0; t < kTiles; ++t) _mm512_storeu_ps(y + 16 * t, _mm512_add_ps(acc[t], tree_sum16(slot[t])));
 }
 
 // Q6_K: per 16-value sub-block the dot of the 6-bit values (stored + 32) minus 32 x the activations' sum, times the
-// scale of the 32-value activation block it lies in, then acc = fma(c_b, d * sc_b, acc).
-void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y16) {
+// scale of the 32-value activation block it lies in, then acc = fma(c_b, d * sc_b, acc). kTiles tiles share the
+// activation loads.
+template <int kTiles>
+void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) {
   const int64_t n_super = w.n_cols / 256;
+  const int64_t tile_bytes = kPackTileRows * static_cast<int64_t>(w.row_bytes);
   const uint8_t* base = row_tile_base(w, tile);
-  __m512 acc = _mm512_setzero_ps();
+  __m512 acc[kTiles];
+  for (auto& v : acc) v = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
-    const uint8_t* p = base + sb * kPackQ6_KSuperBytes;
-    for (int l = 0; l < kPackQ6_KSuperBytes; l += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(p + l + kPrefetchBytes), _MM_HINT_T0);
-    const __m512 d = half16_ps(p + 3072);
+    for (int t = 0; t < kTiles; ++t) {
+      const uint8_t* p = base + t * tile_bytes + sb * kPackQ6_KSuperBytes;
+      for (int l = 0; l < kPackQ6_KSuperBytes; l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + l + kPrefetchBytes), _MM_HINT_T0);
+    }
     for (int j = 0; j < 16; ++j) {
       const int64_t b = sb * 16 + j;  // 16-value sub-block of the row
-      const uint8_t* v = p + 192 * j;
       const int8_t* aq = a.q + 16 * b;
       const int32_t asum = a.sum4[4 * b] + a.sum4[4 * b + 1] + a.sum4[4 * b + 2] + a.sum4[4 * b + 3];
-      __m512i q[4];
-      q6_k_row_tile_values(v, q);
-      __m512i dot = _mm512_set1_epi32(-32 * asum);
-      dot = _mm512_dpbusd_epi32(dot, q[0], broadcast4(aq + 0));
-      dot = _mm512_dpbusd_epi32(dot, q[1], broadcast4(aq + 4));
-      dot = _mm512_dpbusd_epi32(dot, q[2], broadcast4(aq + 8));
-      dot = _mm512_dpbusd_epi32(dot, q[3], broadcast4(aq + 12));
-      const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(a.d[b / 2]));
-      const __m512 sc = bytes16_ps<true>(p + 3104 + 16 * j);
-      acc = _mm512_fmadd_ps(c, _mm512_mul_ps(sc, d), acc);
+      const __m512i zero_point = _mm512_set1_epi32(-32 * asum);
+      __m512i act[4];
+      for (int k = 0; k < 4; ++k) act[k] = broadcast4(aq + 4 * k);
+      const __m512 ad = _mm512_set1_ps(a.d[b / 2]);
+      for (int t = 0; t < kTiles; ++t) {
+        const uint8_t* p = base + t * tile_bytes + sb * kPackQ6_KSuperBytes;
+        __m512i q[4];
+        q6_k_row_tile_values(p + 192 * j, q);
+        __m512i dot = zero_point;
+        for (int k = 0; k < 4; ++k) dot = _mm512_dpbusd_epi32(dot, q[k], act[k]);
+        const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), ad);
+        const __m512 sc = bytes16_ps<true>(p + 3104 + 16 * j);
+        acc[t] = _mm512_fmadd_ps(c, _mm512_mul_ps(sc, half16_ps(p + 3072)), acc[t]);
+      }
     }
   }
-  _mm512_storeu_ps(y16, acc);
+  for (int t = 0; t < kTiles; ++t) _mm512_storeu_ps(y + 16 * t, acc[t]);
 }
+
+// n_tiles row tiles, kMaxTiles (a power of two) at a time while they last.
+template <template <int> class Kernel, int kMaxTiles>
+void row_tiles_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, int n_tiles, float* y) {
+  if constexpr (kMaxTiles > 1)
+    for (; n_tiles >= kMaxTiles; n_tiles -= kMaxTiles, tile += kMaxTiles, y += 16 * kMaxTiles)
+      Kernel<kMaxTiles>::run(w, a, tile, y);
+  if constexpr (kMaxTiles > 1) {
+    if (n_tiles > 0) row_tiles_gemv<Kernel, kMaxTiles / 2>(w, a, tile, n_tiles, y);
+  } else {
+    for (; n_tiles > 0; --n_tiles, ++tile, y += 16) Kernel<1>::run(w, a, tile, y);
+  }
+}
+
+constexpr int kQ4_KTiles = 2;
+constexpr int kQ6_KTiles = 4;
+
+template <int kTiles> struct Q4_0Kernel { static constexpr auto run = row_tile_gemv<true, kTiles>; };
+template <int kTiles> struct Q8_0Kernel { static constexpr auto run = row_tile_gemv<false, kTiles>; };
+template <int kTiles> struct Q4_KKernel { static constexpr auto run = q4_k_row_tile_gemv<kTiles>; };
+template <int kTiles> struct Q6_KKernel { static constexpr auto run = q6_k_row_tile_gemv<kTiles>; };
 
 }  // namespace
 
 RowTileGemvFn row_tile_gemv_kernel(uint32_t packing) {
   switch (packing) {
-    case kPackQ4_0Rows16: return row_tile_gemv<true>;
-    case kPackQ8_0Rows16: return row_tile_gemv<false>;
-    case kPackQ4_KRows16: return q4_k_row_tile_gemv;
-    case kPackQ6_KRows16: return q6_k_row_tile_gemv;
+    case kPackQ4_0Rows16: return row_tiles_gemv<Q4_0Kernel, 4>;
+    case kPackQ8_0Rows16: return row_tiles_gemv<Q8_0Kernel, 4>;
+    case kPackQ4_KRows16: return row_tiles_gemv<Q4_KKernel, kQ4_KTiles>;
+    case kPackQ6_KRows16: return row_tiles_gemv<Q6_KKernel, kQ6_KTiles>;
     default: return nullptr;
   }
 }

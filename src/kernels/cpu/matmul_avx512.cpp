@@ -70,6 +70,9 @@ struct RowTileSet {
   }
 };
 
+// Row tiles a GEMV kernel call takes at once (they share its activation loads).
+constexpr int64_t kRowTileGroup = 4;
+
 // Row tiles split over the threads, each tile times every token (a tile's weights stay in cache across its tokens,
 // so memory is read once); each tile's 16 outputs come straight from the kernel.
 void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens, ThreadPool& pool) {
@@ -78,18 +81,22 @@ void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens
     set.for_ranges(tiles * ti / nt, tiles * (ti + 1) / nt, [&](int i, int64_t first, int64_t last) {
       const MatrixView& w = set.ws[i];
       const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
-      for (int64_t tile = first; tile < last; ++tile) {
+      const int64_t full_tiles = w.n_rows / kPackTileRows;  // tiles past it are partial
+      for (int64_t tile = first; tile < last;) {
+        const int n =
+            tile < full_tiles ? static_cast<int>(std::min<int64_t>({kRowTileGroup, last - tile, full_tiles - tile})) : 1;
         const int64_t r0 = tile * kPackTileRows;
         for (int64_t t = 0; t < n_tokens; ++t) {
           float* yt = set.ys[i] + t * w.n_rows;
-          if (r0 + kPackTileRows <= w.n_rows) {
-            kernel(w, a[t], tile, yt + r0);
+          if (tile < full_tiles) {
+            kernel(w, a[t], tile, n, yt + r0);
           } else {  // the last, partial tile: through a buffer so y isn't written past its end
             alignas(64) float y16[kPackTileRows];
-            kernel(w, a[t], tile, y16);
+            kernel(w, a[t], tile, 1, y16);
             std::memcpy(yt + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
           }
         }
+        tile += n;
       }
     });
   };

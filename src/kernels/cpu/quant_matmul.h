@@ -63,9 +63,9 @@ PackedMatrix pack_kquant_row_tiles(const MatrixView& w);
 // The packed copy of w (Backend::pack_weights), or an empty result for types without a packed layout.
 PackedMatrix pack_weights(const MatrixView& w);
 
-// One-token matmul of row tile `tile` of a row-tile-packed w: y16[0..16) (all 16 lanes; rows past the matrix get 0).
-// Per row the arithmetic of the batch-invariance contract above, with the 16 rows in vector lanes.
-using RowTileGemvFn = void (*)(const MatrixView& w, const cpu::ActQ8& a, int64_t tile, float* y16);
+// One-token matmul of row tiles [tile, tile + n_tiles) of a row-tile-packed w: y[0 .. 16 * n_tiles) (all lanes; rows
+// past the matrix get 0). Per row the arithmetic of the batch-invariance contract above, with 16 rows in vector lanes.
+using RowTileGemvFn = void (*)(const MatrixView& w, const cpu::ActQ8& a, int64_t tile, int n_tiles, float* y);
 RowTileGemvFn row_tile_gemv_kernel(uint32_t packing);
 
 // GEMV works on tiles of 16 rows: the kernel writes each row's c_b and dw_b (and its min slots), then
