@@ -26,11 +26,21 @@ constexpr int kPrefetchBytes = 2048;
 // Part j of kParts of the prefetches of the kBytes-byte super-block at p: spread over its sub-blocks, because a
 // burst of a whole super-block's lines (37 for Q4_K) fills the line buffers and stalls the loop on the prefetches
 // themselves (65 % of the Q4_K kernel's samples sat on them).
-template <int64_t kBytes, int kParts>
-inline void prefetch_part(const uint8_t* p, int j) {
+// Byte `offset` of a tile's stream, kPrefetchBytes ahead. A call multiplies kTiles consecutive tiles as kTiles
+// streams, so past its own tile's end a stream's prefetch goes on into the tile kTiles further (the one it reads
+// next), not into the neighbour another stream is already reading.
+template <int kTiles>
+inline void prefetch_ahead(const uint8_t* tile, int64_t offset, int64_t tile_bytes) {
+  offset += kPrefetchBytes;
+  if (offset >= tile_bytes) offset += (kTiles - 1) * tile_bytes;
+  _mm_prefetch(reinterpret_cast<const char*>(tile + offset), _MM_HINT_T0);
+}
+
+template <int64_t kBytes, int kParts, int kTiles>
+inline void prefetch_part(const uint8_t* tile, int64_t super_offset, int j, int64_t tile_bytes) {
   constexpr int64_t kLines = (kBytes + 63) / 64;
   for (int64_t l = kLines * j / kParts; l < kLines * (j + 1) / kParts; ++l)
-    _mm_prefetch(reinterpret_cast<const char*>(p + 64 * l + kPrefetchBytes), _MM_HINT_T0);
+    prefetch_ahead<kTiles>(tile, super_offset + 64 * l, tile_bytes);
 }
 
 // kTiles consecutive row tiles at once: each block's activation broadcasts (8 loads) and scale serve all of them,
@@ -55,8 +65,7 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) 
     const __m512 ad = _mm512_set1_ps(a.d[b]);
     for (int t = 0; t < kTiles; ++t) {
       const uint8_t* v = values + t * tile_bytes + b * kValueBytes;
-      for (int l = 0; l < kValueBytes; l += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(v + l + kPrefetchBytes), _MM_HINT_T0);
+      for (int l = 0; l < kValueBytes; l += 64) prefetch_ahead<kTiles>(values + t * tile_bytes, b * kValueBytes + l, tile_bytes);
       __m512i dot = zero_point;
       if constexpr (kQ4) {
         // High nibbles are multiplied in place (16 x their value, no shift), then their sum is divided by 16:
@@ -111,7 +120,7 @@ void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
       const __m512 as = _mm512_set1_ps(a.s[b]);
       for (int t = 0; t < kTiles; ++t) {
         const uint8_t* p = base + t * tile_bytes + sb * kPackQ4_KSuperBytes;
-        prefetch_part<kPackQ4_KSuperBytes, 8>(p, j);
+        prefetch_part<kPackQ4_KSuperBytes, 8, kTiles>(base + t * tile_bytes, sb * kPackQ4_KSuperBytes, j, tile_bytes);
         const uint8_t* v = p + 256 * j;
         __m512i dot = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
         for (int s = 0; s < 4; ++s) {
@@ -153,7 +162,7 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
       const __m512 ad = _mm512_set1_ps(a.d[b / 2]);
       for (int t = 0; t < kTiles; ++t) {
         const uint8_t* p = base + t * tile_bytes + sb * kPackQ6_KSuperBytes;
-        prefetch_part<kPackQ6_KSuperBytes, 16>(p, j);
+        prefetch_part<kPackQ6_KSuperBytes, 16, kTiles>(base + t * tile_bytes, sb * kPackQ6_KSuperBytes, j, tile_bytes);
         __m512i q[4];
         q6_k_row_tile_values(p + 192 * j, q);
         __m512i dot = zero_point;
