@@ -81,12 +81,14 @@ std::unique_ptr<uint64_t, AlignedFree> make_buffer(size_t n_words, int n_threads
   return std::unique_ptr<uint64_t, AlignedFree>(p);
 }
 
-double measure_read(const uint64_t* buf, size_t n_words, int n_threads, double seconds, bool avx512) {
+double measure_read(const uint64_t* buf, size_t n_words, int n_threads, double seconds, bool avx512, bool prefetch) {
+  const auto read = prefetch ? (avx512 ? rk::read_sum_prefetch_avx512 : rk::read_sum_prefetch_avx2)
+                             : (avx512 ? rk::read_sum_avx512 : rk::read_sum_avx2);
   const size_t per = n_words / n_threads / 32 * 32;  // each thread's slice, whole 256-byte rows
   return measure_rate(n_threads, seconds, static_cast<double>(per * 8) / 1e9, [&](int tid, int64_t reps) {
     uint64_t s = 0;
     for (int64_t r = 0; r < reps; ++r) {
-      s += avx512 ? rk::read_sum_avx512(buf + tid * per, per) : rk::read_sum_avx2(buf + tid * per, per);
+      s += read(buf + tid * per, per);
     }
     g_sink.fetch_add(s, std::memory_order_relaxed);
   });
@@ -111,8 +113,9 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
     auto buf = make_buffer(n_words, r.n_threads);
     if (buf) {
       for (int n : counts) {
-        const double gbs = measure_read(buf.get(), n_words, n, secs, f.avx512);
-        add(r, "read", f.avx512 ? "avx512" : "avx2", "GB/s", n, gbs);
+        add(r, "read", f.avx512 ? "avx512" : "avx2", "GB/s", n, measure_read(buf.get(), n_words, n, secs, f.avx512, false));
+        add(r, "read-prefetch", f.avx512 ? "avx512" : "avx2", "GB/s", n,
+            measure_read(buf.get(), n_words, n, secs, f.avx512, true));
       }
     }
   }
@@ -148,6 +151,9 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
     if (fig.name == "read") {
       if (all) r.read_gbs = std::max(r.read_gbs, fig.value);
       if (one) r.read_gbs_1t = std::max(r.read_gbs_1t, fig.value);
+    } else if (fig.name == "read-prefetch") {
+      if (all) r.read_prefetch_gbs = std::max(r.read_prefetch_gbs, fig.value);
+      if (one) r.read_prefetch_gbs_1t = std::max(r.read_prefetch_gbs_1t, fig.value);
     } else if (fig.name == "int8") {
       if (all) r.int8_tops = std::max(r.int8_tops, fig.value);
       if (one) r.int8_tops_1t = std::max(r.int8_tops_1t, fig.value);

@@ -31,7 +31,8 @@ struct RooflineResult {
   size_t buffer_bytes = 0;
   std::vector<RooflineFigure> figures;  // every kernel measured, 1 thread and n_threads
   // The best of each kind on all threads (what the planner uses) and on one thread.
-  double read_gbs = 0, read_gbs_1t = 0;
+  double read_gbs = 0, read_gbs_1t = 0;                    // plain streaming read (figure "read")
+  double read_prefetch_gbs = 0, read_prefetch_gbs_1t = 0;  // with software prefetch ("read-prefetch")
   double int8_tops = 0, int8_tops_1t = 0;
   double bf16_tflops = 0, bf16_tflops_1t = 0;
 };

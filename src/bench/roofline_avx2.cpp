@@ -5,9 +5,14 @@
 
 namespace kairo::bench::roofline_kernels {
 
-uint64_t read_sum_avx2(const uint64_t* p, size_t n) {
+namespace {
+
+template <bool kPrefetch>
+uint64_t read_sum(const uint64_t* p, size_t n) {
   __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
   for (size_t i = 0; i < n; i += 32) {
+    if constexpr (kPrefetch)
+      for (int l = 0; l < 256; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + i) + kReadPrefetchBytes + l, _MM_HINT_T0);
     for (size_t j = 0; j < 32; j += 16) {
       s0 = _mm256_add_epi64(s0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + j)));
       s1 = _mm256_add_epi64(s1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + j + 4)));
@@ -20,6 +25,11 @@ uint64_t read_sum_avx2(const uint64_t* p, size_t n) {
                      _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3)));
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
+
+}  // namespace
+
+uint64_t read_sum_avx2(const uint64_t* p, size_t n) { return read_sum<false>(p, n); }
+uint64_t read_sum_prefetch_avx2(const uint64_t* p, size_t n) { return read_sum<true>(p, n); }
 
 #define KAIRO_ROOFLINE_12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 

@@ -7,9 +7,15 @@
 
 namespace kairo::bench::roofline_kernels {
 
-// Sum of n 64-bit words (n a multiple of 32; p 64-byte aligned), read with 512-bit / 256-bit loads.
+// Sum of n 64-bit words (n a multiple of 32; p 64-byte aligned), read with 512-bit / 256-bit loads: a plain
+// streaming read (the method of ../shared/BASELINES.md, so percentages stay comparable with it).
 uint64_t read_sum_avx512(const uint64_t* p, size_t n);
 uint64_t read_sum_avx2(const uint64_t* p, size_t n);
+// The same read with every line also prefetched kReadPrefetchBytes ahead, as the decode kernels do: on this
+// machine kind ~8 % above the plain read, so a decode kernel that prefetches can exceed the plain figure.
+inline constexpr int kReadPrefetchBytes = 2048;
+uint64_t read_sum_prefetch_avx512(const uint64_t* p, size_t n);
+uint64_t read_sum_prefetch_avx2(const uint64_t* p, size_t n);
 
 // `iters` rounds of 12 independent vpdpbusd (u8 × s8 -> i32, 64 products each) with every byte of the first
 // operand `a` and the second `b`. Returns the sum over all accumulator lanes: iters × 12 × 64 × a × b (mod 2^32

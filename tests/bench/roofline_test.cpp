@@ -30,9 +30,11 @@ TEST(RooflineKernels, ReadSumsEveryWord) {
   Buffer b(32 * 1000);
   if (f.avx2) {
     EXPECT_EQ(rk::read_sum_avx2(b.p, b.n), b.expected());
+    EXPECT_EQ(rk::read_sum_prefetch_avx2(b.p, b.n), b.expected());
   }
   if (f.avx512) {
     EXPECT_EQ(rk::read_sum_avx512(b.p, b.n), b.expected());
+    EXPECT_EQ(rk::read_sum_prefetch_avx512(b.p, b.n), b.expected());
   }
   if (!f.avx2) GTEST_SKIP() << "no AVX2 on this CPU";
 }
@@ -64,17 +66,21 @@ TEST(Roofline, MeasuresEveryKindOnOneAndAllThreads) {
   const RooflineResult r = measure_roofline(o);
   EXPECT_EQ(r.n_threads, 2);
   if (!kernels::cpu::cpu_features().avx2) GTEST_SKIP() << "no AVX2 on this CPU";
-  int reads = 0, int8s = 0;
+  int reads = 0, prefetch_reads = 0, int8s = 0;
   for (const auto& f : r.figures) {
     EXPECT_GT(f.value, 0) << f.name << " " << f.kernel;
     EXPECT_TRUE(f.n_threads == 1 || f.n_threads == 2);
     reads += f.name == "read";
+    prefetch_reads += f.name == "read-prefetch";
     int8s += f.name == "int8";
   }
   EXPECT_EQ(reads, 2);
+  EXPECT_EQ(prefetch_reads, 2);
   EXPECT_GE(int8s, 2);
   EXPECT_GT(r.read_gbs, 0);
   EXPECT_GT(r.read_gbs_1t, 0);
+  EXPECT_GT(r.read_prefetch_gbs, 0);
+  EXPECT_GT(r.read_prefetch_gbs_1t, 0);
   EXPECT_GT(r.int8_tops, 0);
   const plan::CpuMeasurement m = measure_cpu(o, 123);
   EXPECT_EQ(m.mem_available_bytes, 123u);

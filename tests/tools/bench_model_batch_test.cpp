@@ -63,6 +63,7 @@ TEST_F(BenchCommands, ModelJsonHasTheFiguresAndTheirBasis) {
   const json j = json::parse(r.out);
   EXPECT_EQ(j["read_gbs_source"], "measured");
   EXPECT_GT(j["read_gbs"].get<double>(), 0.0);
+  EXPECT_GT(j["read_prefetch_gbs"].get<double>(), 0.0);  // the second ceiling, read as the decode kernels read
   EXPECT_GT(j["int8_tops"].get<double>(), 0.0);
   // Q8_0 (34 bytes per 32) matrices: per layer q,o 128x128, k,v 64x128, gate,up,down 256x128; output 512x128 in
   // Q8_0 (128 % 256 != 0 keeps it from Q6_K); plus one embedding row.
@@ -79,6 +80,7 @@ TEST_F(BenchCommands, ModelJsonHasTheFiguresAndTheirBasis) {
   const json& tg = j["tests"][1];
   EXPECT_EQ(tg["test"], "tg4");
   EXPECT_TRUE(tg.contains("gbs") && tg.contains("pct_of_read_bandwidth") && !tg.contains("tops"));
+  EXPECT_TRUE(tg.contains("pct_of_prefetch_read_bandwidth"));
   // GB/s is bytes per token x tokens per second.
   EXPECT_NEAR(tg["gbs"].get<double>(), j["decode_bytes_per_token"].get<double>() * tg["avg_ts"].get<double>() * 1e-9,
               1e-9 * tg["gbs"].get<double>() + 1e-12);

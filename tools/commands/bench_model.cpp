@@ -30,6 +30,7 @@ struct ModelArgs {
 
 struct Ceilings {
   double read_gbs = 0;
+  double read_prefetch_gbs = 0;  // measured only (0 when --bandwidth-gbs is given)
   double int8_tops = 0;
   bool read_measured = false;
   bool int8_measured = false;
@@ -44,11 +45,13 @@ Ceilings ceilings(const ModelArgs& a, int n_threads) {
     o.seconds_per_test = a.roofline_seconds;
     const bench::RooflineResult r = bench::measure_roofline(o);
     c.read_gbs = r.read_gbs;
+    c.read_prefetch_gbs = r.read_prefetch_gbs;
     c.int8_tops = r.int8_tops;
     c.read_measured = c.int8_measured = true;
   }
   if (a.bandwidth_gbs) {
     c.read_gbs = *a.bandwidth_gbs;
+    c.read_prefetch_gbs = 0;
     c.read_measured = false;
   }
   if (a.int8_tops) {
@@ -109,6 +112,7 @@ int run_bench_model(const ModelArgs& a) {
     j["matmul_params_per_token"] = cost.layer_matmul_params + cost.output_params;
     j["read_gbs"] = ceil.read_gbs;
     j["read_gbs_source"] = ceil.read_measured ? "measured" : "given";
+    if (ceil.read_prefetch_gbs > 0) j["read_prefetch_gbs"] = ceil.read_prefetch_gbs;
     j["int8_tops"] = ceil.int8_tops;
     j["int8_tops_source"] = ceil.int8_measured ? "measured" : "given";
     j["tests"] = nlohmann::json::array();
@@ -121,6 +125,7 @@ int run_bench_model(const ModelArgs& a) {
         const double gbs = t.bytes / n * t.avg_tps * 1e-9;
         tj["gbs"] = gbs;
         tj["pct_of_read_bandwidth"] = pct(gbs, ceil.read_gbs);
+        if (ceil.read_prefetch_gbs > 0) tj["pct_of_prefetch_read_bandwidth"] = pct(gbs, ceil.read_prefetch_gbs);
       } else {
         const double tops = t.ops / n * t.avg_tps * 1e-12;
         tj["tops"] = tops;
@@ -133,10 +138,15 @@ int run_bench_model(const ModelArgs& a) {
   }
   std::printf("model: %s (%s), %s\n", a.model.c_str(), model_label(m).c_str(),
               human_bytes(m.file().file_size()).c_str());
-  std::printf("decode reads %s of weights per token; ceilings: read %.1f GB/s (%s), int8 %.2f TOP/s (%s)\n\n",
+  std::printf("decode reads %s of weights per token; ceilings: read %.1f GB/s (%s), int8 %.2f TOP/s (%s)\n",
               human_bytes(cost.decode_bytes_per_token).c_str(), ceil.read_gbs,
               ceil.read_measured ? "measured now" : "given", ceil.int8_tops,
               ceil.int8_measured ? "measured now" : "given");
+  if (ceil.read_prefetch_gbs > 0)
+    std::printf("(read: a plain streaming read, as ../shared/BASELINES.md measures it; with software prefetch, as the "
+                "decode kernels read, %.1f GB/s)\n",
+                ceil.read_prefetch_gbs);
+  std::printf("\n");
   std::printf("| model | backend | threads | test | t/s | GB/s | %% of read bw | TOP/s | %% of int8 |\n");
   std::printf("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& t : result->tests) {
