@@ -113,9 +113,9 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
     auto buf = make_buffer(n_words, r.n_threads);
     if (buf) {
       for (int n : counts) {
-        add(r, "read", f.avx512 ? "avx512" : "avx2", "GB/s", n, measure_read(buf.get(), n_words, n, secs, f.avx512, false));
-        add(r, "read-prefetch", f.avx512 ? "avx512" : "avx2", "GB/s", n,
-            measure_read(buf.get(), n_words, n, secs, f.avx512, true));
+        const char* isa = f.avx512 ? "avx512" : "avx2";
+        add(r, "read", isa, "GB/s", n, measure_read(buf.get(), n_words, n, secs, f.avx512, false));
+        add(r, "read-prefetch", isa, "GB/s", n, measure_read(buf.get(), n_words, n, secs, f.avx512, true));
       }
     }
   }

@@ -12,7 +12,8 @@ uint64_t read_sum(const uint64_t* p, size_t n) {
   __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
   for (size_t i = 0; i < n; i += 32) {
     if constexpr (kPrefetch)
-      for (int l = 0; l < 256; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + i) + kReadPrefetchBytes + l, _MM_HINT_T0);
+      for (int l = 0; l < 256; l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + i) + kReadPrefetchBytes + l, _MM_HINT_T0);
     for (size_t j = 0; j < 32; j += 16) {
       s0 = _mm256_add_epi64(s0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + j)));
       s1 = _mm256_add_epi64(s1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + j + 4)));

@@ -19,7 +19,8 @@ uint64_t read_sum(const uint64_t* p, size_t n) {
   __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
   for (size_t i = 0; i < n; i += 32) {
     if constexpr (kPrefetch)
-      for (int l = 0; l < 256; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + i) + kReadPrefetchBytes + l, _MM_HINT_T0);
+      for (int l = 0; l < 256; l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(p + i) + kReadPrefetchBytes + l, _MM_HINT_T0);
     s0 = _mm512_add_epi64(s0, _mm512_load_si512(p + i));
     s1 = _mm512_add_epi64(s1, _mm512_load_si512(p + i + 8));
     s2 = _mm512_add_epi64(s2, _mm512_load_si512(p + i + 16));

@@ -12,7 +12,7 @@ namespace kairo::bench::roofline_kernels {
 uint64_t read_sum_avx512(const uint64_t* p, size_t n);
 uint64_t read_sum_avx2(const uint64_t* p, size_t n);
 // The same read with every line also prefetched kReadPrefetchBytes ahead, as the decode kernels do: on this
-// machine kind ~8 % above the plain read, so a decode kernel that prefetches can exceed the plain figure.
+// machine kind 10-15 % above the plain read, so a decode kernel that prefetches can exceed the plain figure.
 inline constexpr int kReadPrefetchBytes = 2048;
 uint64_t read_sum_prefetch_avx512(const uint64_t* p, size_t n);
 uint64_t read_sum_prefetch_avx2(const uint64_t* p, size_t n);

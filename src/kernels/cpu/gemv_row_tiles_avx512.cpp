@@ -23,9 +23,6 @@ using cpu::ActQ8;
 // leaves the loads waiting behind the arithmetic; 1-4 KiB ahead measured best (Q4_0 decode +20 %).
 constexpr int kPrefetchBytes = 2048;
 
-// Part j of kParts of the prefetches of the kBytes-byte super-block at p: spread over its sub-blocks, because a
-// burst of a whole super-block's lines (37 for Q4_K) fills the line buffers and stalls the loop on the prefetches
-// themselves (65 % of the Q4_K kernel's samples sat on them).
 // Byte `offset` of a tile's stream, kPrefetchBytes ahead. A call multiplies kTiles consecutive tiles as kTiles
 // streams, so past its own tile's end a stream's prefetch goes on into the tile kTiles further (the one it reads
 // next), not into the neighbour another stream is already reading.
@@ -39,6 +36,10 @@ inline void prefetch_ahead(const uint8_t* tile, int64_t offset, int64_t tile_byt
 // K-quant super-blocks (2368 / 3360 bytes a tile) are prefetched further ahead: 3 KiB measured best for both
 // (Q4_K / Q6_K GEMV 31-33 / 31-32 GB/s at 2 KiB, 33-34 / 34 at 3 KiB, 32 / 33 at 4 KiB).
 constexpr int kKQuantPrefetchBytes = 3072;
+
+// Part j of kParts of the prefetches of the kBytes-byte super-block at `super_offset` of a tile: spread over its
+// sub-blocks, because a burst of a whole super-block's lines (37 for Q4_K) fills the line buffers and stalls the
+// loop on the prefetches themselves (65 % of the Q4_K kernel's samples sat on them).
 template <int64_t kBytes, int kParts, int kTiles>
 inline void prefetch_part(const uint8_t* tile, int64_t super_offset, int j, int64_t tile_bytes) {
   constexpr int64_t kLines = (kBytes + 63) / 64;
@@ -68,7 +69,8 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) 
     const __m512 ad = _mm512_set1_ps(a.d[b]);
     for (int t = 0; t < kTiles; ++t) {
       const uint8_t* v = values + t * tile_bytes + b * kValueBytes;
-      for (int l = 0; l < kValueBytes; l += 64) prefetch_ahead<kTiles>(values + t * tile_bytes, b * kValueBytes + l, tile_bytes);
+      for (int l = 0; l < kValueBytes; l += 64)
+        prefetch_ahead<kTiles>(values + t * tile_bytes, b * kValueBytes + l, tile_bytes);
       __m512i dot = zero_point;
       if constexpr (kQ4) {
         // High nibbles are multiplied in place (16 x their value, no shift), then their sum is divided by 16:
@@ -93,8 +95,8 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) 
 }
 
 // Q4_K: per 32-value sub-block b the dot of its nibbles (no zero point), then acc = fma(c_b, d * sc_b, acc) and the
-// min term's slot b % 16 = fma(-(dmin * m_b), s_b, slot): the contract's order, 16 rows in lanes. kTiles tiles share
-// the activation loads; with one tile the slots stay in registers (the index is a constant per super-block pair).
+// min term's slot b % 16 = fma(-(dmin * m_b), s_b, slot): the contract's order, 16 rows in lanes (the slot index is
+// a constant per super-block pair). kTiles tiles share the activation loads.
 template <int kTiles>
 void q4_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) {
   const int64_t n_super = w.n_cols / 256;
@@ -155,6 +157,8 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
   __m512 acc[kTiles];
   for (auto& v : acc) v = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < n_super; ++sb) {
+    __m512 d[kTiles];
+    for (int t = 0; t < kTiles; ++t) d[t] = half16_ps(base + t * tile_bytes + sb * kPackQ6_KSuperBytes + 3072);
     for (int j = 0; j < 16; ++j) {
       const int64_t b = sb * 16 + j;  // 16-value sub-block of the row
       const int8_t* aq = a.q + 16 * b;
@@ -172,7 +176,7 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
         for (int k = 0; k < 4; ++k) dot = _mm512_dpbusd_epi32(dot, q[k], act[k]);
         const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), ad);
         const __m512 sc = bytes16_ps<true>(p + 3104 + 16 * j);
-        acc[t] = _mm512_fmadd_ps(c, _mm512_mul_ps(sc, half16_ps(p + 3072)), acc[t]);
+        acc[t] = _mm512_fmadd_ps(c, _mm512_mul_ps(sc, d[t]), acc[t]);
       }
     }
   }
@@ -182,14 +186,10 @@ void q6_k_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float
 // n_tiles row tiles, kMaxTiles (a power of two) at a time while they last.
 template <template <int> class Kernel, int kMaxTiles>
 void row_tiles_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, int n_tiles, float* y) {
+  for (; n_tiles >= kMaxTiles; n_tiles -= kMaxTiles, tile += kMaxTiles, y += 16 * kMaxTiles)
+    Kernel<kMaxTiles>::run(w, a, tile, y);
   if constexpr (kMaxTiles > 1)
-    for (; n_tiles >= kMaxTiles; n_tiles -= kMaxTiles, tile += kMaxTiles, y += 16 * kMaxTiles)
-      Kernel<kMaxTiles>::run(w, a, tile, y);
-  if constexpr (kMaxTiles > 1) {
     if (n_tiles > 0) row_tiles_gemv<Kernel, kMaxTiles / 2>(w, a, tile, n_tiles, y);
-  } else {
-    for (; n_tiles > 0; --n_tiles, ++tile, y += 16) Kernel<1>::run(w, a, tile, y);
-  }
 }
 
 constexpr int kQ4_KTiles = 2;

@@ -83,8 +83,8 @@ void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens
       const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
       const int64_t full_tiles = w.n_rows / kPackTileRows;  // tiles past it are partial
       for (int64_t tile = first; tile < last;) {
-        const int n =
-            tile < full_tiles ? static_cast<int>(std::min<int64_t>({kRowTileGroup, last - tile, full_tiles - tile})) : 1;
+        const int64_t group = std::min<int64_t>({kRowTileGroup, last - tile, full_tiles - tile});
+        const int n = tile < full_tiles ? static_cast<int>(group) : 1;
         const int64_t r0 = tile * kPackTileRows;
         for (int64_t t = 0; t < n_tokens; ++t) {
           float* yt = set.ys[i] + t * w.n_rows;
