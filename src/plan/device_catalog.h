@@ -33,7 +33,7 @@ Result<DeviceSpec> find_device(const std::string& name);
 // What the roofline measurement found on this machine.
 struct CpuMeasurement {
   uint64_t mem_available_bytes = 0;  // MemAvailable from /proc/meminfo
-  double bandwidth_gbs = 0.0;        // streaming read, all threads
+  double bandwidth_gbs = 0.0;        // best streaming read (with software prefetch), all threads
   double int8_tops = 0.0;            // best int8 dot throughput (AMX or VNNI), all threads
   double bf16_tflops = 0.0;          // best bf16 dot throughput, all threads
   int n_threads = 1;
