@@ -79,7 +79,7 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsa) {
     std::vector<uint8_t> wdata(rb * static_cast<size_t>(s.rows));
     for (int64_t r = 0; r < s.rows; ++r) testing::random_row(rng, type, s.cols, wdata.data() + r * rb);
     const MatrixView w{type, wdata.data(), s.rows, s.cols, rb};
-    for (int64_t n_tokens : {1, 3, 7, 17, 64}) {
+    for (int64_t n_tokens : {1, 3, 7, 11, 17, 64}) {
       for (bool exact : {true, false}) {
         const std::vector<float> x =
             exact ? exact_int8_activations(rng, n_tokens, s.cols) : testing::random_floats(rng, n_tokens * s.cols);

@@ -81,8 +81,14 @@ void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens
     set.for_ranges(tiles * ti / nt, tiles * (ti + 1) / nt, [&](int i, int64_t first, int64_t last) {
       const MatrixView& w = set.ws[i];
       const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
+      const RowTileTokensFn tokens_kernel = n_tokens > 1 ? row_tile_tokens_kernel(w.packing) : nullptr;
       const int64_t full_tiles = w.n_rows / kPackTileRows;  // tiles past it are partial
       for (int64_t tile = first; tile < last;) {
+        if (tokens_kernel != nullptr && tile < full_tiles) {
+          tokens_kernel(w, a, static_cast<int>(n_tokens), tile, set.ys[i] + tile * kPackTileRows, w.n_rows);
+          ++tile;
+          continue;
+        }
         const int64_t group = std::min<int64_t>({kRowTileGroup, last - tile, full_tiles - tile});
         const int n = tile < full_tiles ? static_cast<int>(group) : 1;
         const int64_t r0 = tile * kPackTileRows;
@@ -103,15 +109,13 @@ void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens
   pool.run(std::ref(job));
 }
 
-// A few tokens times a row-tile-packed matrix: one GEMV pass per tile and token costs less than a 16-token AMX tile
-// up to here (and gives the same bits: both follow the batch-invariance contract).
-constexpr int64_t kMaxRowTileGemvTokens = 4;
-
+// A few tokens (up to max_row_tile_tokens) times row-tile-packed matrices: cheaper than a 16-token AMX tile, and
+// the same bits (both follow the batch-invariance contract).
 void gemv_row_tiles_tokens(const RowTileSet& set, const float* x, int64_t n_tokens, ThreadPool& pool) {
   const int64_t n_cols = set.ws[0].n_cols;
   const size_t bytes = cpu::act_q8_bytes(n_cols);
-  auto* mem = static_cast<uint8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Activations, bytes * kMaxRowTileGemvTokens));
-  cpu::ActQ8 a[kMaxRowTileGemvTokens];
+  auto* mem = static_cast<uint8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Activations, bytes * kMaxRowTileTokens));
+  cpu::ActQ8 a[kMaxRowTileTokens];
   for (int64_t t = 0; t < n_tokens; ++t) {
     a[t] = cpu::act_q8_layout(mem + t * bytes, n_cols);
     quantize_act_q8(x + t * n_cols, a[t]);
@@ -249,7 +253,7 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
   if (n_tokens <= 0 || w.n_rows <= 0) return;
   if (w.n_cols % 32 != 0 || !has_gemm(w.dtype)) return matmul_float(w, x, y, n_tokens, pool);
   if (n_tokens == 1) return gemv(w, x, y, pool);
-  if (is_row_tile_packing(w.packing) && n_tokens <= kMaxRowTileGemvTokens)
+  if (is_row_tile_packing(w.packing) && n_tokens <= max_row_tile_tokens(w.packing))
     return gemv_row_tiles_tokens(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
   if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
@@ -260,11 +264,13 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
 void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                               ThreadPool& pool, bool use_amx) {
   bool row_tiles = n_tokens > 0 && n_mats > 0, legacy = true;
+  int64_t max_tokens = kMaxRowTileTokens;
   for (int i = 0; i < n_mats && row_tiles; ++i) {
     const MatrixView& w = ws[i];
     row_tiles = w.n_rows > 0 && w.n_cols == ws[0].n_cols && w.n_cols % 32 == 0 && has_gemm(w.dtype) &&
                 is_row_tile_packing(w.packing);
     legacy = legacy && is_legacy_row_tile_packing(w.packing);
+    if (row_tiles) max_tokens = std::min(max_tokens, max_row_tile_tokens(w.packing));
   }
   const RowTileSet set{ws, ys, n_mats};
   if (row_tiles && n_tokens == 1) {
@@ -273,7 +279,7 @@ void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, 
     quantize_act_q8(x, a);
     return gemv_row_tiles(set, &a, 1, pool);
   }
-  if (row_tiles && n_tokens <= kMaxRowTileGemvTokens) return gemv_row_tiles_tokens(set, x, n_tokens, pool);
+  if (row_tiles && n_tokens <= max_tokens) return gemv_row_tiles_tokens(set, x, n_tokens, pool);
   if (row_tiles && legacy && use_amx) return gemm_amx_row_tiles(set, x, n_tokens, pool);
   for (int i = 0; i < n_mats; ++i) matmul_impl(ws[i], x, ys[i], n_tokens, pool, use_amx);
 }
