@@ -70,16 +70,16 @@ RowTileGemvFn row_tile_gemv_kernel(uint32_t packing);
 
 // n_tokens (1 to kMaxRowTileTokens) quantized tokens a[0 .. n_tokens) times one whole row tile of a row-tile-packed
 // w: token t's 16 outputs to y + t * y_stride. Each block's values are decoded once for all the tokens; per token
-// the arithmetic (and so every bit) is the row-tile GEMV's. nullptr for layouts without one (the K-quants).
+// the arithmetic (and so every bit) is the row-tile GEMV's. nullptr for layouts that are not row tiles.
 using RowTileTokensFn = void (*)(const MatrixView& w, const cpu::ActQ8* a, int n_tokens, int64_t tile, float* y,
                                  int64_t y_stride);
 RowTileTokensFn row_tile_tokens_kernel(uint32_t packing);
-// Up to this many tokens the row-tile VNNI paths beat a 16-token AMX tile, which costs the same for 1 token as for
-// 16: the multi-token kernel above for Q4_0 / Q8_0 (kernels_bench Gemm Q4_0 on 2 threads: 8 tokens 1.09 ms vs 1.65
-// with AMX, 12 about even, 16 2.2 vs 1.7; bench batch decode: 10 sequences +4-8 %, 12 -5 %), one GEMV pass per
-// token for the K-quants (Q4_K even at 8 tokens, Q6_K worse).
-inline int64_t max_row_tile_tokens(uint32_t packing) { return is_legacy_row_tile_packing(packing) ? 10 : 4; }
-inline constexpr int64_t kMaxRowTileTokens = 10;  // the largest max_row_tile_tokens
+// Up to this many tokens the multi-token kernel above beats the AMX paths, whose 16-token tile costs the same
+// for 1 token as for 16 (kernels_bench Gemm, one layer, 2 threads, ms, multi-token / AMX): Q4_0 8 tokens 1.09 / 1.65,
+// 12 about even, 16 2.2 / 1.7 (bench batch decode: 10 sequences +4-8 %, 12 -5 %); the K-quants, which the AMX path
+// must first unpack, Q4_K 8 tokens 1.25 / 3.4, 16 2.5 / 3.5 and Q6_K 8 tokens 1.85 / 4.9-5.6, 16 3.8 / 4.8.
+inline int64_t max_row_tile_tokens(uint32_t packing) { return is_legacy_row_tile_packing(packing) ? 10 : 16; }
+inline constexpr int64_t kMaxRowTileTokens = 16;  // the largest max_row_tile_tokens
 
 // GEMV works on tiles of 16 rows: the kernel writes each row's c_b and dw_b (and its min slots), then
 // gemv_finish reduces them per row in block order with the 16 rows in vector lanes.

@@ -1,8 +1,8 @@
-// A few tokens (2 to kMaxRowTileTokens) times a legacy row tile (Q4_0 / Q8_0, Packing in quant_matmul.h) with
-// VNNI: each block's 16-row values are loaded and decoded once and multiplied by every token, where one GEMV pass
-// per token decoded them again each time. Per token and row the arithmetic is the row-tile GEMV's (the
-// batch-invariance contract, quant_matmul.h): the same integer dot, then c = float(dot) * da, acc = fma(c, dw, acc)
-// in block order, so every token's outputs are bit-identical to the one-token path.
+// A few tokens (2 to kMaxRowTileTokens) times a row tile (Q4_0, Q8_0, Q4_K, Q6_K; Packing in quant_matmul.h) with
+// VNNI: each block's 16-row values (and scales) are loaded and decoded once and multiplied by every token, where
+// one GEMV pass per token decoded them again each time. Per token and row the arithmetic is the row-tile GEMV's
+// (gemv_row_tiles_avx512.cpp; the batch-invariance contract, quant_matmul.h): the same integer dots, then the same
+// float steps in block order, so every token's outputs are bit-identical to the one-token path.
 // GCC 12 reports its own AVX-512 cast intrinsics (deliberately undefined upper lanes) as maybe-uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -64,29 +64,132 @@ void row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y
   for (int t = 0; t < kTok; ++t) _mm512_storeu_ps(y + t * y_stride, acc[t]);
 }
 
+// Prefetches part j of kParts of the super-block kAhead bytes past `super_block` (the tile's stream; past its end,
+// the next tile, which this thread multiplies next): spread over the sub-blocks so they never fill the line
+// buffers at once.
+template <int64_t kBytes, int kParts>
+inline void prefetch_part(const uint8_t* super_block, int j) {
+  constexpr int64_t kAhead = 3072;
+  constexpr int64_t kLines = (kBytes + 63) / 64;
+  for (int64_t l = kLines * j / kParts; l < kLines * (j + 1) / kParts; ++l)
+    _mm_prefetch(reinterpret_cast<const char*>(super_block + kAhead + 64 * l), _MM_HINT_T0);
+}
+
+// Q4_K: per 32-value sub-block b, acc = fma(float(dot) * da_b, d * sc_b, acc) and min slot b % 16 =
+// fma(-(dmin * m_b), s_b, slot), as q4_k_row_tile_gemv. The slots (16 per token) live in memory: in registers they
+// would crowd out the dots.
+template <int kTok>
+void q4_k_row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y, int64_t y_stride) {
+  const int64_t n_super = w.n_cols / 256;
+  const uint8_t* base = row_tile_base(w, tile);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  __m512 acc[kTok];
+  alignas(64) float slot[kTok][16][16];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  for (int t = 0; t < kTok; ++t)
+    for (int i = 0; i < 16; ++i) _mm512_store_ps(slot[t][i], _mm512_setzero_ps());
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = base + sb * kPackQ4_KSuperBytes;
+    const __m512 d = half16_ps(p + 2048), dmin = half16_ps(p + 2080);
+    const int half = static_cast<int>(sb % 2);  // slots 8 * half .. 8 * half + 7
+    for (int j = 0; j < 8; ++j) {
+      const int64_t b = sb * 8 + j;
+      prefetch_part<kPackQ4_KSuperBytes, 8>(p, j);
+      __m512i wv[8];
+      for (int s = 0; s < 4; ++s) {
+        const __m512i z = _mm512_loadu_si512(p + 256 * j + 64 * s);
+        wv[2 * s] = _mm512_and_si512(z, m4);
+        wv[2 * s + 1] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+      }
+      const __m512 scale = _mm512_mul_ps(bytes16_ps<false>(p + 2112 + 16 * j), d);
+      const __m512 m = _mm512_mul_ps(bytes16_ps<false>(p + 2240 + 16 * j), dmin);
+      __m512i dot[kTok];
+#pragma GCC unroll 8
+      for (int t = 0; t < kTok; ++t) dot[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k)
+#pragma GCC unroll 8
+        for (int t = 0; t < kTok; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], wv[k], broadcast4(a[t].q + 32 * b + 4 * k));
+#pragma GCC unroll 8
+      for (int t = 0; t < kTok; ++t) {
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_set1_ps(a[t].d[b])), scale, acc[t]);
+        float* sl = slot[t][8 * half + j];
+        _mm512_store_ps(sl, _mm512_fnmadd_ps(m, _mm512_set1_ps(a[t].s[b]), _mm512_load_ps(sl)));
+      }
+    }
+  }
+  for (int t = 0; t < kTok; ++t) {
+    __m512 slots[16];
+    for (int i = 0; i < 16; ++i) slots[i] = _mm512_load_ps(slot[t][i]);
+    _mm512_storeu_ps(y + t * y_stride, _mm512_add_ps(acc[t], tree_sum16(slots)));
+  }
+}
+
+// Q6_K: per 16-value sub-block the dot of the 6-bit values (stored + 32) minus 32 x the activations' sum, then
+// acc = fma(float(dot) * da, d * sc, acc) with da the scale of the 32-value activation block, as q6_k_row_tile_gemv.
+template <int kTok>
+void q6_k_row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y, int64_t y_stride) {
+  const int64_t n_super = w.n_cols / 256;
+  const uint8_t* base = row_tile_base(w, tile);
+  __m512 acc[kTok];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  for (int64_t sb = 0; sb < n_super; ++sb) {
+    const uint8_t* p = base + sb * kPackQ6_KSuperBytes;
+    const __m512 d = half16_ps(p + 3072);
+    for (int j = 0; j < 16; ++j) {
+      const int64_t b = sb * 16 + j;  // 16-value sub-block of the row
+      prefetch_part<kPackQ6_KSuperBytes, 16>(p, j);
+      __m512i q[4];
+      q6_k_row_tile_values(p + 192 * j, q);
+      const __m512 scale = _mm512_mul_ps(bytes16_ps<true>(p + 3104 + 16 * j), d);
+      __m512i dot[kTok];
+#pragma GCC unroll 8
+      for (int t = 0; t < kTok; ++t) {
+        const int32_t* s4 = a[t].sum4 + 4 * b;
+        dot[t] = _mm512_set1_epi32(-32 * (s4[0] + s4[1] + s4[2] + s4[3]));
+      }
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k)
+#pragma GCC unroll 8
+        for (int t = 0; t < kTok; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], q[k], broadcast4(a[t].q + 16 * b + 4 * k));
+#pragma GCC unroll 8
+      for (int t = 0; t < kTok; ++t)
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_set1_ps(a[t].d[b / 2])), scale, acc[t]);
+    }
+  }
+  for (int t = 0; t < kTok; ++t) _mm512_storeu_ps(y + t * y_stride, acc[t]);
+}
+
+template <int kTok> struct Q4_0Kernel { static constexpr auto run = row_tile_tokens<true, kTok>; };
+template <int kTok> struct Q8_0Kernel { static constexpr auto run = row_tile_tokens<false, kTok>; };
+template <int kTok> struct Q4_KKernel { static constexpr auto run = q4_k_row_tile_tokens<kTok>; };
+template <int kTok> struct Q6_KKernel { static constexpr auto run = q6_k_row_tile_tokens<kTok>; };
+
 // Tokens in passes of 8 (the most whose accumulators, dots and decoded values fit the 32 vector registers), then 4,
 // 2, 1.
-template <bool kQ4>
+template <template <int> class Kernel>
 void row_tile_tokens_passes(const MatrixView& w, const ActQ8* a, int n_tokens, int64_t tile, float* y,
                             int64_t y_stride) {
-  for (; n_tokens >= 8; n_tokens -= 8, a += 8, y += 8 * y_stride) row_tile_tokens<kQ4, 8>(w, a, tile, y, y_stride);
+  for (; n_tokens >= 8; n_tokens -= 8, a += 8, y += 8 * y_stride) Kernel<8>::run(w, a, tile, y, y_stride);
   if (n_tokens >= 4) {
-    row_tile_tokens<kQ4, 4>(w, a, tile, y, y_stride);
+    Kernel<4>::run(w, a, tile, y, y_stride);
     n_tokens -= 4, a += 4, y += 4 * y_stride;
   }
   if (n_tokens >= 2) {
-    row_tile_tokens<kQ4, 2>(w, a, tile, y, y_stride);
+    Kernel<2>::run(w, a, tile, y, y_stride);
     n_tokens -= 2, a += 2, y += 2 * y_stride;
   }
-  if (n_tokens == 1) row_tile_tokens<kQ4, 1>(w, a, tile, y, y_stride);
+  if (n_tokens == 1) Kernel<1>::run(w, a, tile, y, y_stride);
 }
 
 }  // namespace
 
 RowTileTokensFn row_tile_tokens_kernel(uint32_t packing) {
   switch (packing) {
-    case kPackQ4_0Rows16: return row_tile_tokens_passes<true>;
-    case kPackQ8_0Rows16: return row_tile_tokens_passes<false>;
+    case kPackQ4_0Rows16: return row_tile_tokens_passes<Q4_0Kernel>;
+    case kPackQ8_0Rows16: return row_tile_tokens_passes<Q8_0Kernel>;
+    case kPackQ4_KRows16: return row_tile_tokens_passes<Q4_KKernel>;
+    case kPackQ6_KRows16: return row_tile_tokens_passes<Q6_KKernel>;
     default: return nullptr;
   }
 }
