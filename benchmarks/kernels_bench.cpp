@@ -223,7 +223,7 @@ int register_all() {
     benchmark::RegisterBenchmark(("GemvHot/" + name).c_str(), BM_GemvHot, t)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("Gemm/" + name).c_str(), BM_Gemm, t)
         ->ArgNames({"tokens", "threads", "relaxed"})
-        ->Args({2, 2, 0})->Args({4, 2, 0})->Args({8, 2, 0})->Args({12, 2, 0})->Args({16, 1, 0})->Args({24, 2, 0})->Args({16, 2, 0})->Args({64, 2, 0})
+        ->Args({2, 2, 0})->Args({4, 2, 0})->Args({8, 2, 0})->Args({12, 2, 0})->Args({16, 1, 0})->Args({24, 2, 0})->Args({32, 2, 0})->Args({16, 2, 0})->Args({64, 2, 0})
         ->Args({512, 1, 0})->Args({512, 2, 0})
         ->Args({64, 2, 1})->Args({512, 2, 1})
         ->Unit(benchmark::kMillisecond)->UseRealTime();

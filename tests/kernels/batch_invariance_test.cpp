@@ -70,7 +70,7 @@ TEST_P(BatchInvarianceTest, EveryTokenOfABatchEqualsThatTokenAloneBitForBit) {
         std::vector<float> alone(static_cast<size_t>(kMaxTokens * s.rows));
         for (int64_t t = 0; t < kMaxTokens; ++t)
           be->matmul(view, x.data() + t * s.cols, alone.data() + t * s.rows, 1, pool);
-        for (int64_t n_tokens : {2, 5, 8, 11, 12, 15, 16, 17, 33}) {
+        for (int64_t n_tokens : {2, 5, 8, 11, 12, 15, 16, 17, 31, 33}) {
           // Tokens [first, first + n_tokens) so a token also lands at different positions within the batch.
           for (int64_t first : {int64_t{0}, kMaxTokens - n_tokens}) {
             std::vector<float> batch(static_cast<size_t>(n_tokens * s.rows), -1.0f);

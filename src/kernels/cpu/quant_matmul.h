@@ -77,9 +77,10 @@ RowTileTokensFn row_tile_tokens_kernel(uint32_t packing);
 // Up to this many tokens the multi-token kernel above beats the AMX paths, whose 16-token tile costs the same
 // for 1 token as for 16 (kernels_bench Gemm, one layer, 2 threads, ms, multi-token / AMX): Q4_0 8 tokens 1.09 / 1.65,
 // 12 about even, 16 2.2 / 1.7 (bench batch decode: 10 sequences +4-8 %, 12 -5 %); the K-quants, which the AMX path
-// must first unpack, Q4_K 8 tokens 1.25 / 3.4, 16 2.5 / 3.5 and Q6_K 8 tokens 1.85 / 4.9-5.6, 16 3.8 / 4.8.
-inline int64_t max_row_tile_tokens(uint32_t packing) { return is_legacy_row_tile_packing(packing) ? 10 : 16; }
-inline constexpr int64_t kMaxRowTileTokens = 16;  // the largest max_row_tile_tokens
+// must first unpack, Q4_K 8 tokens 1.25 / 3.4, 16 2.5 / 3.5, 32 5.5 / 6.2 and Q6_K 8 tokens 1.85 / 4.9-5.6, 16 3.8 /
+// 4.8, 32 7.8 / 8.1.
+inline int64_t max_row_tile_tokens(uint32_t packing) { return is_legacy_row_tile_packing(packing) ? 10 : 32; }
+inline constexpr int64_t kMaxRowTileTokens = 32;  // the largest max_row_tile_tokens
 
 // GEMV works on tiles of 16 rows: the kernel writes each row's c_b and dw_b (and its min slots), then
 // gemv_finish reduces them per row in block order with the 16 rows in vector lanes.
