@@ -37,7 +37,8 @@ void row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y
   for (auto& v : acc) v = _mm512_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
     const uint8_t* v = values + b * kValueBytes;
-    for (int l = 0; l < kValueBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(v + l + kPrefetchBytes), _MM_HINT_T0);
+    for (int l = 0; l < kValueBytes; l += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(v + l + kPrefetchBytes), _MM_HINT_T0);
     // wv[k]: values 4k .. 4k + 3 of the block for the 16 rows, unsigned (stored + zero point).
     __m512i wv[8];
     if constexpr (kQ4) {
@@ -154,7 +155,8 @@ void q6_k_row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, flo
         for (int t = 0; t < kTok; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], q[k], broadcast4(a[t].q + 16 * b + 4 * k));
 #pragma GCC unroll 8
       for (int t = 0; t < kTok; ++t)
-        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_set1_ps(a[t].d[b / 2])), scale, acc[t]);
+        acc[t] =
+            _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_set1_ps(a[t].d[b / 2])), scale, acc[t]);
     }
   }
   for (int t = 0; t < kTok; ++t) _mm512_storeu_ps(y + t * y_stride, acc[t]);
