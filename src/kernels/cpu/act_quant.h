@@ -18,6 +18,10 @@ struct ActQ8 {
   int8_t* q = nullptr;        // [n_pad] x / d rounded, in column order
   int32_t* sum4 = nullptr;    // [n_pad / 4] sum of each 4 consecutive q (a vpdpbusd lane; zero-point corrections)
   int32_t* bsum = nullptr;    // [n_pad / 32] sum of each block's q (zero-point corrections)
+  // [n_pad / 32] -8 / -128 x bsum: the zero-point corrections of Q4_0 / Q8_0 row tiles (values stored + 8 / + 128),
+  // ready for one broadcast load per block (computing them per block and token cost the kernels ~10 %).
+  int32_t* zero_point_q4 = nullptr;
+  int32_t* zero_point_q8 = nullptr;
   float* d = nullptr;         // [n_pad / 32] block scales
   float* s = nullptr;         // [n_pad / 32] float sums of x over each block (for weight mins)
 };
@@ -25,7 +29,7 @@ struct ActQ8 {
 inline int64_t act_q8_padded_cols(int64_t n_cols) { return (n_cols + 511) / 512 * 512; }
 inline size_t act_q8_bytes(int64_t n_cols) {
   const auto n = static_cast<size_t>(act_q8_padded_cols(n_cols));
-  return n + n + 3 * ((n / 32 * 4 + 63) / 64 * 64);  // q, sum4, bsum, d, s
+  return n + n + 5 * ((n / 32 * 4 + 63) / 64 * 64);  // q, sum4, bsum, zero_point_q4, zero_point_q8, d, s
 }
 inline ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
   ActQ8 a;
@@ -37,8 +41,10 @@ inline ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
   a.q = reinterpret_cast<int8_t*>(p);
   a.sum4 = reinterpret_cast<int32_t*>(p + n);
   a.bsum = reinterpret_cast<int32_t*>(p + 2 * n);
-  a.d = reinterpret_cast<float*>(p + 2 * n + per_block);
-  a.s = reinterpret_cast<float*>(p + 2 * n + 2 * per_block);
+  a.zero_point_q4 = reinterpret_cast<int32_t*>(p + 2 * n + per_block);
+  a.zero_point_q8 = reinterpret_cast<int32_t*>(p + 2 * n + 2 * per_block);
+  a.d = reinterpret_cast<float*>(p + 2 * n + 3 * per_block);
+  a.s = reinterpret_cast<float*>(p + 2 * n + 4 * per_block);
   return a;
 }
 

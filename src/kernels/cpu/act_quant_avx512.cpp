@@ -49,6 +49,10 @@ void quantize_act_q8(const float* x, cpu::ActQ8& a) {
     a.bsum[i / 32] = _mm512_mask_reduce_add_epi32(0x00FF, s4);
     a.bsum[i / 32 + 1] = _mm512_mask_reduce_add_epi32(0xFF00, s4);
   }
+  for (int64_t b = 0; b < nb_pad; ++b) {
+    a.zero_point_q4[b] = -8 * a.bsum[b];
+    a.zero_point_q8[b] = -128 * a.bsum[b];
+  }
 }
 
 void quantize_act_q8_batch_token(const float* x, int64_t t, const cpu::ActQ8Batch& a) {

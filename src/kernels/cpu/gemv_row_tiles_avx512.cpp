@@ -53,7 +53,6 @@ inline void prefetch_part(const uint8_t* tile, int64_t super_offset, int j, int6
 template <bool kQ4, int kTiles>
 void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) {
   constexpr int kValueBytes = kQ4 ? 256 : 512;
-  constexpr int kZeroShift = kQ4 ? 3 : 7;  // zero point of the stored unsigned values: 8 or 128
   const int64_t n_blocks = w.n_cols / 32;
   const int64_t tile_bytes = kPackTileRows * static_cast<int64_t>(w.row_bytes);
   const uint8_t* values = row_tile_base(w, tile);
@@ -65,7 +64,7 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) 
     const int8_t* aq = a.q + 32 * b;
     __m512i act[8];
     for (int k = 0; k < 8; ++k) act[k] = broadcast4(aq + 4 * k);
-    const __m512i zero_point = _mm512_set1_epi32(-(a.bsum[b] << kZeroShift));
+    const __m512i zero_point = _mm512_set1_epi32((kQ4 ? a.zero_point_q4 : a.zero_point_q8)[b]);
     const __m512 ad = _mm512_set1_ps(a.d[b]);
     for (int t = 0; t < kTiles; ++t) {
       const uint8_t* v = values + t * tile_bytes + b * kValueBytes;

@@ -28,7 +28,6 @@ constexpr int kPrefetchBytes = 2048;
 template <bool kQ4, int kTok>
 void row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y, int64_t y_stride) {
   constexpr int kValueBytes = kQ4 ? 256 : 512;
-  constexpr int kZeroShift = kQ4 ? 3 : 7;  // zero point of the stored unsigned values: 8 or 128
   const int64_t n_blocks = w.n_cols / 32;
   const uint8_t* values = row_tile_base(w, tile);
   const uint8_t* scales = values + n_blocks * kValueBytes;
@@ -53,7 +52,7 @@ void row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
     __m512i dot[kTok];
 #pragma GCC unroll 8
-    for (int t = 0; t < kTok; ++t) dot[t] = _mm512_set1_epi32(-(a[t].bsum[b] << kZeroShift));
+    for (int t = 0; t < kTok; ++t) dot[t] = _mm512_set1_epi32((kQ4 ? a[t].zero_point_q4 : a[t].zero_point_q8)[b]);
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k)
 #pragma GCC unroll 8
