@@ -22,9 +22,18 @@ using cpu::ActQ8;
 // end that is the next tile, which the same thread multiplies next (prefetches never fault).
 constexpr int kPrefetchBytes = 2048;
 
-// kTok tokens times row tile `tile`: token t's 16 outputs to y + t * y_stride. The dots run k-outer, token-inner, so
-// kTok independent vpdpbusd chains are in flight (token-outer left one 8-long chain at a time and measured ~30 %
-// slower at 8 tokens).
+// dot[t] += the kGroups 4-value groups wv (16 rows each) times token t's activations from column `col` on. The loop
+// runs group-outer, token-inner, so kTok independent vpdpbusd chains are in flight (token-outer left one 8-long
+// chain at a time and measured ~30 % slower at 8 tokens).
+template <int kTok, int kGroups>
+[[gnu::always_inline]] inline void token_dots(const __m512i* wv, const ActQ8* a, int64_t col, __m512i* dot) {
+#pragma GCC unroll 8
+  for (int k = 0; k < kGroups; ++k)
+#pragma GCC unroll 8
+    for (int t = 0; t < kTok; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], wv[k], broadcast4(a[t].q + col + 4 * k));
+}
+
+// kTok tokens times row tile `tile`: token t's 16 outputs to y + t * y_stride.
 template <bool kQ4, int kTok>
 void row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y, int64_t y_stride) {
   constexpr int kValueBytes = kQ4 ? 256 : 512;
@@ -53,10 +62,7 @@ void row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y
     __m512i dot[kTok];
 #pragma GCC unroll 8
     for (int t = 0; t < kTok; ++t) dot[t] = _mm512_set1_epi32((kQ4 ? a[t].zero_point_q4 : a[t].zero_point_q8)[b]);
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k)
-#pragma GCC unroll 8
-      for (int t = 0; t < kTok; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], wv[k], broadcast4(a[t].q + 32 * b + 4 * k));
+    token_dots<kTok, 8>(wv, a, 32 * b, dot);
 #pragma GCC unroll 8
     for (int t = 0; t < kTok; ++t)
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_set1_ps(a[t].d[b])), dw, acc[t]);
@@ -106,10 +112,7 @@ void q4_k_row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, flo
       __m512i dot[kTok];
 #pragma GCC unroll 8
       for (int t = 0; t < kTok; ++t) dot[t] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k)
-#pragma GCC unroll 8
-        for (int t = 0; t < kTok; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], wv[k], broadcast4(a[t].q + 32 * b + 4 * k));
+      token_dots<kTok, 8>(wv, a, 32 * b, dot);
 #pragma GCC unroll 8
       for (int t = 0; t < kTok; ++t) {
         acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_set1_ps(a[t].d[b])), scale, acc[t]);
@@ -148,10 +151,7 @@ void q6_k_row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, flo
         const int32_t* s4 = a[t].sum4 + 4 * b;
         dot[t] = _mm512_set1_epi32(-32 * (s4[0] + s4[1] + s4[2] + s4[3]));
       }
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k)
-#pragma GCC unroll 8
-        for (int t = 0; t < kTok; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], q[k], broadcast4(a[t].q + 16 * b + 4 * k));
+      token_dots<kTok, 4>(q, a, 16 * b, dot);
 #pragma GCC unroll 8
       for (int t = 0; t < kTok; ++t)
         acc[t] =
