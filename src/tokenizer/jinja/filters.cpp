@@ -1,6 +1,7 @@
 // Jinja2's builtin filters (jinja2/filters.py) plus Hugging Face's `tojson`, with the same argument names and
 // defaults so templates written against Python behave the same. This file holds the name -> filter table and the
 // argument readers shared by the filter groups; the filters themselves live in filters_{text,sequence,value}.cpp.
+#include <cmath>
 #include <string>
 
 #include "tokenizer/jinja/error.h"
@@ -12,7 +13,14 @@ namespace detail {
 int64_t int_arg(const Value* v, int64_t fallback, const char* what) {
   if (!v || v->is_undefined() || v->is_none()) return fallback;
   if (v->is_int() || v->is_bool()) return v->as_int();
-  if (v->is_float()) return static_cast<int64_t>(v->as_double());
+  if (v->is_float()) {
+    // A float argument is truncated like Python's int(); one that no int64 holds (inf, NaN, 1e300) would be
+    // undefined behaviour to convert, so it is an error that names the argument.
+    double d = v->as_double();
+    if (!std::isfinite(d) || std::fabs(d) >= 9.2e18)
+      fail(std::string(what) + " must be an integer that fits in 64 bits, not " + to_str(*v));
+    return static_cast<int64_t>(d);
+  }
   fail(std::string(what) + " must be an integer, not " + type_name(*v));
 }
 

@@ -125,6 +125,8 @@ Value f_round(Interp&, const Value& v, CallArgs& a) {
     double x = v.as_double();
     if (!std::isfinite(x) || precision > 300) return v;
     if (precision < 0) {
+      // Python: round(2.5, -309) is 0.0; 10^309 would be inf and 0 * inf NaN (and -INT64_MIN overflows).
+      if (precision < -308) return Value::number(std::copysign(0.0, x));
       double p = std::pow(10.0, static_cast<double>(-precision));
       return Value::number(std::nearbyint(x / p) * p);
     }

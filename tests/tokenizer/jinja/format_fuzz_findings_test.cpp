@@ -39,5 +39,26 @@ TEST(JinjaFormatFindings, FloatBeyondInt64ForPercentD) {
   }
 }
 
+TEST(JinjaFormatFindings, NonFiniteFloatAsAnIntegerArgumentIsAnError) {
+  // round(-inf) converted -inf to int64 (UBSan: float-cast-overflow, filters.cpp int_arg). A float argument is
+  // truncated like Python's int(); one no int64 holds is a clear error naming the argument.
+  auto r = render_plain("{{ 2.5 | round(-400e308*10) | int }}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("precision must be an integer that fits in 64 bits"), std::string::npos)
+      << r.error().message;
+  auto nan = render_plain("{{ 2.5 | round(1e300) }}");
+  EXPECT_FALSE(nan.ok());
+  auto truncated = render_plain("{{ 2.567 | round(2.9) }}");
+  ASSERT_TRUE(truncated.ok()) << truncated.error().message;
+  EXPECT_EQ(*truncated, "2.57");
+}
+
+TEST(JinjaFormatFindings, RoundToFarNegativePrecisionIsZero) {
+  // Python: round(2.5, -400) == 0.0 (10^400 is inf here, and 0 * inf would be NaN).
+  auto r = render_plain("{{ 2.5 | round(-400) }}|{{ 12345.0 | round(-2) }}|{{ 1e308 | round(400) }}");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, "0.0|12300.0|1e+308");
+}
+
 }  // namespace
 }  // namespace kairo::jinja
