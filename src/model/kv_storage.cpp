@@ -1,7 +1,9 @@
 #include "model/kv_storage.h"
 
 #include <cstring>
+#include <new>
 
+#include "core/bulk_memory.h"
 #include "core/format.h"
 
 namespace kairo::model {
@@ -27,21 +29,31 @@ Result<KvStorage> KvStorage::create(const ModelConfig& c, int64_t n_blocks, int 
   s.n_kv_heads_ = c.n_kv_heads;
   s.head_dim_ = c.head_dim;
   const size_t layer_bytes = static_cast<size_t>(n_blocks) * block_size * row_bytes(dtype, c.kv_dim());
-  s.k_.resize(static_cast<size_t>(c.n_layers));
-  s.v_.resize(static_cast<size_t>(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l) {
-    s.k_[l].assign(layer_bytes, 0);
-    s.v_[l].assign(layer_bytes, 0);
-  }
+  s.layer_bytes_ = layer_bytes;
   s.n_bytes_ = 2ull * c.n_layers * layer_bytes;
+  try {
+    for (int l = 0; l < c.n_layers; ++l) {
+      for (auto* side : {&s.k_, &s.v_}) {
+        side->push_back(allocate_bulk(layer_bytes));
+        // Written now, not on first use: the pool's memory is committed at startup, where a shortage is reported,
+        // rather than faulted in mid-request.
+        std::memset(side->back().get(), 0, layer_bytes);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return Error{strprintf("cannot allocate the KV cache (%.2f GiB): lower --kv-cache-memory or --mem-budget-gb",
+                           static_cast<double>(s.n_bytes_) / (1ull << 30))};
+  }
   return s;
 }
 
 void KvStorage::copy_block(int64_t src, int64_t dst) {
-  const size_t block_bytes = k_.empty() ? 0 : k_[0].size() / static_cast<size_t>(n_blocks_);
-  for (size_t l = 0; l < k_.size(); ++l) {
-    std::memcpy(k_[l].data() + dst * block_bytes, k_[l].data() + src * block_bytes, block_bytes);
-    std::memcpy(v_[l].data() + dst * block_bytes, v_[l].data() + src * block_bytes, block_bytes);
+  const size_t block_bytes = layer_bytes_ / static_cast<size_t>(n_blocks_);
+  for (auto* side : {&k_, &v_}) {
+    for (auto& layer : *side) {
+      auto* base = static_cast<uint8_t*>(layer.get());
+      std::memcpy(base + dst * block_bytes, base + src * block_bytes, block_bytes);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // The KV tensors: per layer, K and V for n_blocks × block_size token slots. Which slots belong to whom is decided
 // elsewhere (kv/ bookkeeping); this only owns the memory.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/result.h"
@@ -16,7 +17,7 @@ class KvStorage {
   static uint64_t bytes_per_token(const ModelConfig& config, DType dtype);
 
   kernels::KvLayerView layer(int l) {
-    return kernels::KvLayerView{k_[l].data(), v_[l].data(), dtype_, n_kv_heads_, head_dim_, block_size_};
+    return kernels::KvLayerView{k_[l].get(), v_[l].get(), dtype_, n_kv_heads_, head_dim_, block_size_};
   }
   int64_t n_blocks() const { return n_blocks_; }
   int block_size() const { return block_size_; }
@@ -26,7 +27,10 @@ class KvStorage {
   void copy_block(int64_t src, int64_t dst);
 
  private:
-  std::vector<std::vector<uint8_t>> k_, v_;
+  // Per layer, from allocate_bulk (2 MiB pages): a decode step's attention reads every sequence's K and V rows,
+  // scattered over the pool, and on 4 KiB pages nearly every block it touches was a TLB miss.
+  std::vector<std::shared_ptr<void>> k_, v_;
+  size_t layer_bytes_ = 0;
   DType dtype_ = DType::F16;
   int64_t n_blocks_ = 0;
   int block_size_ = 16;
