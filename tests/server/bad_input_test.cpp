@@ -83,6 +83,11 @@ std::vector<BadCase> bad_cases() {
       {"repetition_penalty_zero", kC, R"({"prompt": "x", "repetition_penalty": 0})", 400,
        "'repetition_penalty' must be greater than 0 (1 = off)", "repetition_penalty"},
       {"seed_string", kC, R"({"prompt": "x", "seed": "42"})", 400, "'seed' must be an integer, got a string", "seed"},
+      // 2^63 as a float: INT64_MAX converts to exactly this double, so a plain `d > max` check let it reach an
+      // undefined float-to-int64 conversion.
+      {"seed_two_to_the_63", kC, R"({"prompt": "x", "seed": 9223372036854775808.0})", 400,
+       "'seed' must be an integer from -9223372036854775808 to 9223372036854775807, got 9.223372036854776e+18",
+       "seed"},
       {"stream_not_bool", kC, R"({"prompt": "x", "stream": 1})", 400,
        "'stream' must be a boolean (true or false), got an integer", "stream"},
       {"n_zero", kC, R"({"prompt": "x", "n": 0})", 400, "'n' must be an integer from 1 to 16, got 0", "n"},

@@ -98,7 +98,8 @@ MaybeError check_int_value(const json& v, const std::string& param, int64_t min,
   } else if (v.is_number_float()) {
     const double d = v.get<double>();
     if (!std::isfinite(d) || d != std::floor(d)) return wrong_type(param, "an integer", v);
-    if (d < static_cast<double>(min) || d > static_cast<double>(max)) return out_of_range();
+    // 2^63 and up fit no int64 (and INT64_MAX as a double rounds up to 2^63, so `d > max` alone lets it through).
+    if (d < static_cast<double>(min) || d >= 0x1p63 || static_cast<int64_t>(d) > max) return out_of_range();
     out = static_cast<int64_t>(d);
   } else {
     return wrong_type(param, "an integer", v);
