@@ -48,8 +48,10 @@ Value f_batch(Interp& in, const Value& v, CallArgs& a) {
     if (static_cast<int64_t>(cur.size()) == n) out.push_back(Value::list(std::exchange(cur, {})));
   }
   if (!cur.empty()) {
-    if (r.get(1) && !r.get(1)->is_none())
+    if (r.get(1) && !r.get(1)->is_none()) {
+      in.check_list_size(static_cast<size_t>(n));  // the padding loop below would grow a list of n items first
       while (static_cast<int64_t>(cur.size()) < n) cur.push_back(*r.get(1));
+    }
     out.push_back(Value::list(std::move(cur)));
   }
   in.check_list_size(out.size());

@@ -203,7 +203,9 @@ Value f_truncate(Interp& in, const Value& v, CallArgs& a) {
   int64_t end_len = static_cast<int64_t>(utf8_length(end));
   if (length < end_len) fail("expected length >= " + std::to_string(end_len) + ", got " + std::to_string(length));
   if (leeway < 0) fail("expected leeway >= 0, got " + std::to_string(leeway));
-  if (static_cast<int64_t>(s.size()) <= length + leeway) return Value::string(utf8_encode(s));
+  // Written without length + leeway, which overflows for a huge length.
+  const auto n = static_cast<int64_t>(s.size());
+  if (n <= length || n - length <= leeway) return Value::string(utf8_encode(s));
   std::string head = utf8_encode(s, 0, static_cast<size_t>(length - end_len));
   if (!killwords) {
     size_t sp = head.rfind(' ');

@@ -60,5 +60,16 @@ TEST(JinjaFormatFindings, RoundToFarNegativePrecisionIsZero) {
   EXPECT_EQ(*r, "0.0|12300.0|1e+308");
 }
 
+TEST(JinjaFormatFindings, HugeIntegerArgumentsAreBoundedNotOverflowed) {
+  // truncate(INT64_MAX, leeway=5) computed length + leeway (signed overflow); batch(10**15, fill_with=0) grew a
+  // padding list of 10^15 items before checking its size.
+  auto t = render_plain("{{ 'abc def' | truncate(9223372036854775807, leeway=5) }}");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(*t, "abc def");
+  auto b = render_plain("{{ [1, 2, 3] | batch(1000000000000000, 0) | list | length }}");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("list"), std::string::npos) << b.error().message;
+}
+
 }  // namespace
 }  // namespace kairo::jinja
