@@ -110,7 +110,8 @@ struct Backend {
 
   // Optional (nullptr: nothing to repack). Repacks a matmul weight into a layout this backend's matmul reads faster
   // (e.g. scales gathered per 16 blocks so the one-token kernels stay at the memory bandwidth). Call once at load
-  // time per weight; keep the original view for get_row (tied embeddings) and other backends.
+  // time per weight; keep the original view for get_row (tied embeddings) and other backends. Called from several
+  // threads at once for different weights (the model packs on every core).
   PackedMatrix (*pack_weights)(const MatrixView& w);
 
   // Optional (nullptr: call matmul per weight). ys[i] = ws[i] · x for n_mats weights that read the same input

@@ -1,5 +1,11 @@
 #include "model/model.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 #include "model/decoder.h"
 
 namespace kairo::model {
@@ -28,23 +34,56 @@ void Model::pack_weights() {
   if (!backend_->pack_weights) return;
   // The embedding table keeps its GGUF layout for get_row; only the matmul views are replaced.
   // A repacked weight's file pages are released: resident memory then holds each weight once.
-  auto pack = [this](kernels::MatrixView& view, bool release_original) {
-    kernels::PackedMatrix packed = backend_->pack_weights(view);
-    if (packed.view.data == nullptr) return;
-    if (release_original) file_.release_pages(view.data, view.row_bytes * static_cast<size_t>(view.n_rows));
-    view = packed.view;
-    packed_storage_.push_back(std::move(packed.storage));
+  struct Task {
+    kernels::MatrixView* view;
+    bool release_original;
+    kernels::PackedMatrix packed;
   };
-  if (weights_.output.data == weights_.token_embd.data) {
-    kernels::MatrixView output = weights_.output;  // tied: pack a copy, keep token_embd as it is (get_row reads it)
-    pack(output, /*release_original=*/false);
-    weights_.output = output;
+  std::vector<Task> tasks;
+  kernels::MatrixView tied_output = weights_.output;
+  const bool tied = weights_.output.data == weights_.token_embd.data;
+  if (tied) {
+    // tied: pack a copy, keep token_embd as it is (get_row reads it)
+    tasks.push_back({&tied_output, false, {}});
   } else {
-    pack(weights_.output, true);
+    tasks.push_back({&weights_.output, true, {}});
   }
   for (LayerWeights& L : weights_.layers) {
-    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(*v, true);
+    for (kernels::MatrixView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      tasks.push_back({v, true, {}});
   }
+  // Packing is the first write to every page of the packed copy, and page population (the kernel zeroing fresh
+  // pages; on a VM, the host backing them) dominated load time on one thread, so every core packs at once.
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    try {
+      for (size_t i = next.fetch_add(1); i < tasks.size(); i = next.fetch_add(1)) {
+        Task& t = tasks[i];
+        t.packed = backend_->pack_weights(*t.view);
+        if (t.packed.view.data != nullptr && t.release_original)
+          file_.release_pages(t.view->data, t.view->row_bytes * static_cast<size_t>(t.view->n_rows));
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next.store(tasks.size());  // the others stop after their current weight
+    }
+  };
+  const int n_threads =
+      static_cast<int>(std::min<size_t>(static_cast<size_t>(ThreadPool::available_cores()), tasks.size()));
+  std::vector<std::thread> helpers;
+  for (int i = 1; i < n_threads; ++i) helpers.emplace_back(worker);
+  worker();
+  for (auto& h : helpers) h.join();
+  if (failure) std::rethrow_exception(failure);
+  for (Task& t : tasks) {
+    if (t.packed.view.data == nullptr) continue;
+    *t.view = t.packed.view;
+    packed_storage_.push_back(std::move(t.packed.storage));
+  }
+  if (tied) weights_.output = tied_output;
 }
 
 void Model::forward(const Batch& batch, KvStorage& kv, std::vector<float>& logits, ThreadPool& pool) {
