@@ -9,6 +9,33 @@
 #include "model/decoder.h"
 
 namespace kairo::model {
+namespace {
+
+// fn(0) .. fn(n - 1), on as many threads as the process may use (items taken one at a time). The first exception
+// stops the others after their current item and is rethrown here.
+template <typename Fn>
+void for_each_on_every_core(size_t n, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    try {
+      for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next.store(n);
+    }
+  };
+  const size_t n_threads = std::min<size_t>(static_cast<size_t>(ThreadPool::available_cores()), n);
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < n_threads; ++i) helpers.emplace_back(worker);
+  worker();
+  for (auto& h : helpers) h.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
 
 struct Model::Scratch {
   DecoderScratch decoder;
@@ -54,30 +81,12 @@ void Model::pack_weights() {
   }
   // Packing is the first write to every page of the packed copy, and page population (the kernel zeroing fresh
   // pages; on a VM, the host backing them) dominated load time on one thread, so every core packs at once.
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    try {
-      for (size_t i = next.fetch_add(1); i < tasks.size(); i = next.fetch_add(1)) {
-        Task& t = tasks[i];
-        t.packed = backend_->pack_weights(*t.view);
-        if (t.packed.view.data != nullptr && t.release_original)
-          file_.release_pages(t.view->data, t.view->row_bytes * static_cast<size_t>(t.view->n_rows));
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next.store(tasks.size());  // the others stop after their current weight
-    }
-  };
-  const int n_threads =
-      static_cast<int>(std::min<size_t>(static_cast<size_t>(ThreadPool::available_cores()), tasks.size()));
-  std::vector<std::thread> helpers;
-  for (int i = 1; i < n_threads; ++i) helpers.emplace_back(worker);
-  worker();
-  for (auto& h : helpers) h.join();
-  if (failure) std::rethrow_exception(failure);
+  for_each_on_every_core(tasks.size(), [&](size_t i) {
+    Task& t = tasks[i];
+    t.packed = backend_->pack_weights(*t.view);
+    if (t.packed.view.data != nullptr && t.release_original)
+      file_.release_pages(t.view->data, t.view->row_bytes * static_cast<size_t>(t.view->n_rows));
+  });
   for (Task& t : tasks) {
     if (t.packed.view.data == nullptr) continue;
     *t.view = t.packed.view;
