@@ -1,14 +1,17 @@
-# kairo_module(NAME DEPS <targets...>)
+# kairo_module(NAME DEPS <targets...> [EXCLUDE <subfolders...>])
 # One static library per folder under src/: every .cpp under it (recursively) is part of the module, so adding a
-# file needs no CMake edit. Files named *_avx2.cpp / *_avx512.cpp / *_amx.cpp are compiled for that ISA only;
+# file needs no CMake edit. EXCLUDE names subfolders that are modules of their own (kernels/vulkan). Files named *_avx2.cpp / *_avx512.cpp / *_amx.cpp are compiled for that ISA only;
 # the code that calls them checks the CPU at run time.
 set(KAIRO_AVX2_FLAGS -mavx2 -mfma -mf16c)
 set(KAIRO_AVX512_FLAGS -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16)
 set(KAIRO_AMX_FLAGS ${KAIRO_AVX512_FLAGS} -mamx-tile -mamx-int8 -mamx-bf16)
 
 function(kairo_module name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS;EXCLUDE" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  foreach(sub IN LISTS ARG_EXCLUDE)
+    list(FILTER sources EXCLUDE REGEX "^${CMAKE_CURRENT_SOURCE_DIR}/${sub}/")
+  endforeach()
   if(NOT sources)
     add_library(kairo_${name} INTERFACE)
     target_include_directories(kairo_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)

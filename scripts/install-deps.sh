@@ -7,6 +7,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev
   libboost-dev                     # Boost.Asio / Beast (header-only) for the HTTP server
+  # The Vulkan backend: loader + headers, the GLSL -> SPIR-V compiler, Mesa's drivers (lavapipe runs Vulkan on the
+  # CPU, so the backend's tests run on any machine; radv/anv drive AMD/Intel GPUs) and the Khronos validation layer.
+  libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
 )
 # Node.js + npm run the end-to-end test with the official `openai` client (the package itself comes from npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

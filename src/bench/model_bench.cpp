@@ -85,7 +85,7 @@ Result<ModelBenchResult> run_model_bench(model::Model& model, const ModelBenchOp
                            max_tokens, c.context_length)};
   }
   const int n_blocks = (max_tokens + kBlockSize - 1) / kBlockSize;
-  KAIRO_TRY_ASSIGN(model::KvStorage kv, model::KvStorage::create(c, n_blocks, kBlockSize, o.kv_dtype));
+  KAIRO_TRY_ASSIGN(model::KvStorage kv, model::KvStorage::create(model.shared_device(), c, n_blocks, kBlockSize, o.kv_dtype));
 
   std::mt19937_64 rng(o.seed);
   std::uniform_int_distribution<int32_t> pick(0, c.n_vocab - 1);

@@ -66,7 +66,7 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
   }
   // +1: block 0 is the reserved null block.
   KAIRO_TRY_ASSIGN(model::KvStorage storage,
-                   model::KvStorage::create(c, n_blocks + 1, config.block_size, config.kv_dtype));
+                   model::KvStorage::create(model.shared_device(), c, n_blocks + 1, config.block_size, config.kv_dtype));
   return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks));
 }
 
@@ -129,6 +129,7 @@ std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputC
   if (!valid.ok()) return SubmitRejection{SubmitError::Invalid, valid.error().message};
 
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure_.empty()) return SubmitRejection{SubmitError::DeviceFailed, failure_};
   if (!accepting_) return SubmitRejection{SubmitError::ShuttingDown, "the server is shutting down"};
   if (stats_.n_waiting + static_cast<int>(inbox_.size()) >= config_.max_waiting) {
     return SubmitRejection{SubmitError::QueueFull,
@@ -293,7 +294,16 @@ void Engine::step() {
     }
     if (c.seq->first_scheduled == Clock::time_point{}) c.seq->first_scheduled = t0;
   }
-  runner_.run(plan);
+  try {
+    runner_.run(plan);
+  } catch (const kernels::DeviceLost& e) {
+    fail_all(strprintf("the device %s failed (%s): requests cannot run on it any more; restart the server",
+                       model_.device().name().c_str(), e.what()));
+    return;
+  } catch (const std::exception& e) {  // a step's buffers did not fit on the device
+    fail_all(strprintf("a step failed on %s: %s", model_.device().name().c_str(), e.what()));
+    return;
+  }
   scheduler_.complete(plan);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const double gbps = static_cast<double>(model_.weights().n_bytes) / std::max(seconds, 1e-9) / 1e9;
@@ -310,6 +320,27 @@ void Engine::step() {
     if (seq.status == SeqStatus::Finished) done.push_back(seq.id);
   }
   for (RequestId id : done) seqs_.erase(id);
+}
+
+void Engine::fail_all(const std::string& error) {
+  std::fprintf(stderr, "kairo engine: %s\n", error.c_str());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failure_ = error;
+    accepting_ = false;
+  }
+  take_inbox();
+  for (auto& [id, seq] : seqs_) {
+    RequestOutput out;
+    out.error = error;
+    finish(*seq, FinishReason::Abort, out);
+  }
+  seqs_.clear();
+}
+
+std::string Engine::failure() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
 }
 
 void Engine::post_process(Sequence& seq, const float* logits) {

@@ -62,6 +62,7 @@ class Engine final : public EngineClient {
   uint64_t kv_bytes() const { return storage_.n_bytes(); }
   // "KV cache: N tokens (X MiB, F16, B blocks of 16), max concurrency C at context L" (L = max_model_len)
   std::string memory_summary() const;
+  std::string failure() const override;
 
  private:
   Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config, model::KvStorage storage,
@@ -69,6 +70,8 @@ class Engine final : public EngineClient {
   void loop();
   void take_inbox();
   void step();
+  // The device failed mid-step: every request in flight ends with the error, and the engine refuses new ones.
+  void fail_all(const std::string& error);
   void post_process(Sequence& seq, const float* logits);
   // Request::fork_of: the sequence a new request parks on (nullptr: schedule it on its own).
   Sequence* fork_parent_for(const Sequence& seq);
@@ -107,6 +110,7 @@ class Engine final : public EngineClient {
   bool accepting_ = true;
   bool stop_ = false;
   bool abort_all_ = false;
+  std::string failure_;  // non-empty once the device has failed
   std::thread thread_;
 };
 

@@ -28,7 +28,7 @@ struct EngineStats {
   double weight_read_gbps = 0.0;    // achieved weight-read bandwidth over the last steps
 };
 
-enum class SubmitError { QueueFull, TooLong, Invalid, ShuttingDown };
+enum class SubmitError { QueueFull, TooLong, Invalid, ShuttingDown, DeviceFailed };
 
 struct SubmitRejection {
   SubmitError kind;
@@ -39,7 +39,7 @@ class EngineClient {
  public:
   virtual ~EngineClient() = default;
   // Either the new request's id, or why it was refused (QueueFull -> HTTP 429, TooLong/Invalid -> 400,
-  // ShuttingDown -> 503).
+  // ShuttingDown/DeviceFailed -> 503).
   virtual std::variant<RequestId, SubmitRejection> submit(Request request, OutputCallback on_output) = 0;
   // Aborts a running or waiting request; its blocks are freed within one engine step and its callback receives a
   // final output with FinishReason::Abort. Unknown or finished ids are ignored.
@@ -47,6 +47,9 @@ class EngineClient {
   virtual EngineStats stats() const = 0;
   virtual int context_length() const = 0;
   virtual int n_vocab() const = 0;
+  // Empty while the engine can run requests; otherwise why it cannot any more (the device was lost). /health
+  // reports it and new requests are refused with it.
+  virtual std::string failure() const { return {}; }
 };
 
 }  // namespace kairo::engine

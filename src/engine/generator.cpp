@@ -56,7 +56,7 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
   }
   KAIRO_TRY_STATUS(sampling::validate_config(opts.sampling, c.n_vocab));
   const int n_blocks = (c.context_length + kBlockSize - 1) / kBlockSize;
-  KAIRO_TRY_ASSIGN(model::KvStorage kv, model::KvStorage::create(c, n_blocks, kBlockSize, opts.kv_dtype));
+  KAIRO_TRY_ASSIGN(model::KvStorage kv, model::KvStorage::create(model.shared_device(), c, n_blocks, kBlockSize, opts.kv_dtype));
   sampling::SamplerChain sampler = sampling::SamplerChain::from_config(opts.sampling);
   for (int32_t t : prompt) sampler.accept(t);
 

@@ -67,6 +67,8 @@ struct RequestOutput {
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
   std::string stop_reason;    // the matched stop string, if any
+  // With FinishReason::Abort: why the engine gave up on the request when it was not asked to (a lost device).
+  std::string error;
   int n_prompt_tokens = 0;
   int n_cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
   int n_generated_tokens = 0;

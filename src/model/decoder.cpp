@@ -1,83 +1,124 @@
 #include "model/decoder.h"
 
 #include <cmath>
-#include <cstring>
+#include <stdexcept>
 
 namespace kairo::model {
 namespace {
 
-void grow(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+using kernels::DeviceSpan;
+
+constexpr uint64_t kF32 = sizeof(float);
+
+template <typename T>
+DeviceSpan stage(kernels::Device& dev, const std::vector<T>& v) {
+  return dev.stage(v.data(), v.size() * sizeof(T));
 }
 
 }  // namespace
 
-void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels::Backend& be, const Batch& batch,
+Status DecoderScratch::reserve(kernels::Device& dev, const ModelConfig& c, int64_t n_tokens, int64_t n_logits) {
+  auto grow = [&](DeviceSpan& span, int64_t n_floats, const char* what) -> Status {
+    const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(n_floats, 1)) * kF32;
+    if (!span.empty()) dev.free(span);
+    span = {};
+    KAIRO_TRY_ASSIGN(span, dev.allocate(bytes, what));
+    return Status::success();
+  };
+  if (n_tokens > token_capacity) {
+    KAIRO_TRY_STATUS(grow(x, n_tokens * c.dim, "the residual stream (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(xn, n_tokens * c.dim, "the normed activations (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(q, n_tokens * c.q_dim(), "the queries (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(k, n_tokens * c.kv_dim(), "the keys (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(v, n_tokens * c.kv_dim(), "the values (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(attn, n_tokens * c.q_dim(), "the attention output (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(proj, n_tokens * c.dim, "the projections (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(gate, n_tokens * c.ffn_dim, "the FFN gate (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(up, n_tokens * c.ffn_dim, "the FFN up projection (lower --max-num-batched-tokens)"));
+    token_capacity = n_tokens;
+  }
+  if (n_logits > logits_capacity) {
+    KAIRO_TRY_STATUS(grow(out_x, n_logits * c.dim, "the final hidden states (lower --max-num-seqs)"));
+    if (!dev.host_memory())
+      KAIRO_TRY_STATUS(grow(logits, n_logits * c.n_vocab, "the logits (lower --max-num-seqs)"));
+    logits_capacity = n_logits;
+  }
+  return Status::success();
+}
+
+void DecoderScratch::release(kernels::Device& dev) {
+  for (DeviceSpan* s : {&x, &xn, &q, &k, &v, &attn, &proj, &gate, &up, &out_x, &logits}) {
+    if (!s->empty()) dev.free(*s);
+    *s = {};
+  }
+  token_capacity = logits_capacity = 0;
+}
+
+void decoder_forward(const ModelConfig& c, const ModelWeights& w, kernels::Device& dev, const Batch& batch,
                      KvStorage& kv, DecoderScratch& s, std::vector<float>& logits, ThreadPool& pool) {
   const int64_t n = batch.n_tokens();
   const int64_t n_logits = static_cast<int64_t>(batch.logits_rows.size());
-  grow(s.x, n * c.dim);
-  grow(s.xn, n * c.dim);
-  grow(s.q, n * c.q_dim());
-  grow(s.k, n * c.kv_dim());
-  grow(s.v, n * c.kv_dim());
-  grow(s.attn, n * c.q_dim());
-  grow(s.proj, n * c.dim);
-  grow(s.gate, n * c.ffn_dim);
-  grow(s.up, n * c.ffn_dim);
-  grow(s.out_x, n_logits * c.dim);
+  if (Status st = s.reserve(dev, c, n, n_logits); !st) throw std::runtime_error(st.error().message);
+  logits.resize(static_cast<size_t>(n_logits * c.n_vocab));
 
-  for (int64_t t = 0; t < n; ++t) be.get_row(w.token_embd, batch.token_ids[t], s.x.data() + t * c.dim);
+  dev.begin_step(pool);
+  // The batch description goes up once per step (on the CPU device: the host arrays themselves).
+  const DeviceSpan token_ids = stage(dev, batch.token_ids);
+  const DeviceSpan positions = stage(dev, batch.positions);
+  const DeviceSpan slot_mapping = stage(dev, batch.slot_mapping);
+  const DeviceSpan logits_rows = stage(dev, batch.logits_rows);
+  const kernels::DeviceAttentionBatch attn_batch{n, positions, stage(dev, batch.seq_idx),
+                                                 stage(dev, batch.block_tables), batch.max_blocks_per_seq};
+
+  dev.get_rows(w.token_embd, token_ids, n, s.x);
 
   kernels::RopeParams rope_q = c.rope;
   kernels::RopeParams rope_k = c.rope;
   rope_k.n_heads = c.n_kv_heads;
-  const kernels::AttentionBatch attn_batch{n, batch.positions.data(), batch.seq_idx.data(), batch.block_tables.data(),
-                                           batch.max_blocks_per_seq};
   const float attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
     // Attention block: x += Wo · attention(rope(Wq·norm(x)), K/V cache)
-    be.rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n, c.dim, c.rms_eps);
+    dev.rms_norm(s.x, L.attn_norm, s.xn, n, c.dim, c.rms_eps);
     {
-      const kernels::MatrixView qkv[] = {L.wq, L.wk, L.wv};
-      float* const out[] = {s.q.data(), s.k.data(), s.v.data()};
-      kernels::matmul_shared_input(be, qkv, 3, s.xn.data(), out, n, pool, batch.numerics);
+      const kernels::DeviceMatrix qkv[] = {L.wq, L.wk, L.wv};
+      const DeviceSpan out[] = {s.q, s.k, s.v};
+      dev.matmul(qkv, 3, s.xn, out, n, batch.numerics);
     }
     if (c.qkv_bias) {
-      be.add_bias(s.q.data(), L.bq, n, c.q_dim());
-      be.add_bias(s.k.data(), L.bk, n, c.kv_dim());
-      be.add_bias(s.v.data(), L.bv, n, c.kv_dim());
+      dev.add_bias(s.q, L.bq, n, c.q_dim());
+      dev.add_bias(s.k, L.bk, n, c.kv_dim());
+      dev.add_bias(s.v, L.bv, n, c.kv_dim());
     }
-    be.rope(s.q.data(), batch.positions.data(), n, rope_q);
-    be.rope(s.k.data(), batch.positions.data(), n, rope_k);
-    const kernels::KvLayerView kv_layer = kv.layer(l);
-    be.kv_write(kv_layer, batch.slot_mapping.data(), s.k.data(), s.v.data(), n);
-    be.attention(s.q.data(), s.attn.data(), kv_layer, attn_batch, c.n_heads, attn_scale, pool);
-    kernels::matmul(be, L.wo, s.attn.data(), s.proj.data(), n, pool, batch.numerics);
-    be.add(s.x.data(), s.proj.data(), n * c.dim);
+    dev.rope(s.q, positions, n, rope_q);
+    dev.rope(s.k, positions, n, rope_k);
+    const kernels::DeviceKvLayer kv_layer = kv.layer(l);
+    dev.kv_write(kv_layer, slot_mapping, s.k, s.v, n);
+    dev.attention(s.q, s.attn, kv_layer, attn_batch, c.n_heads, attn_scale);
+    dev.matmul(&L.wo, 1, s.attn, &s.proj, n, batch.numerics);
+    dev.add(s.x, s.proj, n * c.dim);
 
     // Feed-forward block: x += W_down · (silu(W_gate·norm(x)) * W_up·norm(x))
-    be.rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n, c.dim, c.rms_eps);
+    dev.rms_norm(s.x, L.ffn_norm, s.xn, n, c.dim, c.rms_eps);
     {
-      const kernels::MatrixView gate_up[] = {L.w_gate, L.w_up};
-      float* const out[] = {s.gate.data(), s.up.data()};
-      kernels::matmul_shared_input(be, gate_up, 2, s.xn.data(), out, n, pool, batch.numerics);
+      const kernels::DeviceMatrix gate_up[] = {L.w_gate, L.w_up};
+      const DeviceSpan out[] = {s.gate, s.up};
+      dev.matmul(gate_up, 2, s.xn, out, n, batch.numerics);
     }
-    be.swiglu(s.gate.data(), s.up.data(), s.gate.data(), n * c.ffn_dim);
-    kernels::matmul(be, L.w_down, s.gate.data(), s.proj.data(), n, pool, batch.numerics);
-    be.add(s.x.data(), s.proj.data(), n * c.dim);
+    dev.swiglu(s.gate, s.up, s.gate, n * c.ffn_dim);
+    dev.matmul(&L.w_down, 1, s.gate, &s.proj, n, batch.numerics);
+    dev.add(s.x, s.proj, n * c.dim);
   }
 
   // Only the rows that need logits pay for the final norm and the (large) output projection.
-  for (int64_t i = 0; i < n_logits; ++i) {
-    std::memcpy(s.out_x.data() + i * c.dim, s.x.data() + static_cast<int64_t>(batch.logits_rows[i]) * c.dim,
-                sizeof(float) * c.dim);
-  }
-  be.rms_norm(s.out_x.data(), w.output_norm, s.out_x.data(), n_logits, c.dim, c.rms_eps);
-  logits.resize(static_cast<size_t>(n_logits * c.n_vocab));
-  kernels::matmul(be, w.output, s.out_x.data(), logits.data(), n_logits, pool, batch.numerics);
+  dev.gather_rows(s.x, logits_rows, n_logits, c.dim, s.out_x);
+  dev.rms_norm(s.out_x, w.output_norm, s.out_x, n_logits, c.dim, c.rms_eps);
+  // A host-memory device writes the logits straight into the caller's vector; others bring down just these rows.
+  const DeviceSpan logits_out = dev.host_memory() ? DeviceSpan{logits.data(), 0, 0} : s.logits;
+  dev.matmul(&w.output, 1, s.out_x, &logits_out, n_logits, batch.numerics);
+  if (!dev.host_memory() && n_logits > 0) dev.download(s.logits, logits.data(), logits.size() * kF32);
+  dev.end_step();
 }
 
 }  // namespace kairo::model

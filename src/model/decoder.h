@@ -1,9 +1,11 @@
 #pragma once
-// The generic pre-norm decoder (llama family and its relatives), written once and parameterised by ModelConfig.
+// The generic pre-norm decoder (llama family and its relatives), written once over kernels::Device and
+// parameterised by ModelConfig. Every tensor it touches lives on the device; per step only the batch description
+// goes up and only the logits rows that were asked for come down.
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "kernels/backend.h"
+#include "kernels/device.h"
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_storage.h"
@@ -11,21 +13,32 @@
 
 namespace kairo::model {
 
-// Activation buffers, grown to the largest batch seen and then reused (no allocation in steady state).
+// The step's activation buffers on the device, grown to the largest batch seen and then reused (no allocation in
+// steady state).
 struct DecoderScratch {
-  std::vector<float> x;       // [n_tokens, dim] residual stream
-  std::vector<float> xn;      // [n_tokens, dim] normed input of a sub-block
-  std::vector<float> q;       // [n_tokens, q_dim]
-  std::vector<float> k;       // [n_tokens, kv_dim]
-  std::vector<float> v;       // [n_tokens, kv_dim]
-  std::vector<float> attn;    // [n_tokens, q_dim]
-  std::vector<float> proj;    // [n_tokens, dim]
-  std::vector<float> gate;    // [n_tokens, ffn_dim]
-  std::vector<float> up;      // [n_tokens, ffn_dim]
-  std::vector<float> out_x;   // [n_logits, dim]
+  kernels::DeviceSpan x;      // [n_tokens, dim] residual stream
+  kernels::DeviceSpan xn;     // [n_tokens, dim] normed input of a sub-block
+  kernels::DeviceSpan q;      // [n_tokens, q_dim]
+  kernels::DeviceSpan k;      // [n_tokens, kv_dim]
+  kernels::DeviceSpan v;      // [n_tokens, kv_dim]
+  kernels::DeviceSpan attn;   // [n_tokens, q_dim]
+  kernels::DeviceSpan proj;   // [n_tokens, dim]
+  kernels::DeviceSpan gate;   // [n_tokens, ffn_dim]
+  kernels::DeviceSpan up;     // [n_tokens, ffn_dim]
+  kernels::DeviceSpan out_x;  // [n_logits, dim]
+  kernels::DeviceSpan logits; // [n_logits, n_vocab] (devices without host memory)
+  int64_t token_capacity = 0;
+  int64_t logits_capacity = 0;
+
+  // Grows the buffers to hold a step of n_tokens tokens and n_logits logits rows. The error names the buffer the
+  // device could not hold and the knob that shrinks it.
+  Status reserve(kernels::Device& dev, const ModelConfig& c, int64_t n_tokens, int64_t n_logits);
+  void release(kernels::Device& dev);
 };
 
-void decoder_forward(const ModelConfig& c, const ModelWeights& w, const kernels::Backend& be, const Batch& batch,
+// Throws kernels::DeviceLost when the device fails mid-step, and std::runtime_error when the step's buffers do not
+// fit on the device (the engine bounds steps by --max-num-batched-tokens, which the planner checked).
+void decoder_forward(const ModelConfig& c, const ModelWeights& w, kernels::Device& dev, const Batch& batch,
                      KvStorage& kv, DecoderScratch& s, std::vector<float>& logits, ThreadPool& pool);
 
 }  // namespace kairo::model

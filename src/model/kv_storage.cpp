@@ -1,9 +1,7 @@
 #include "model/kv_storage.h"
 
-#include <cstring>
-#include <new>
+#include <utility>
 
-#include "core/bulk_memory.h"
 #include "core/format.h"
 
 namespace kairo::model {
@@ -12,48 +10,79 @@ uint64_t KvStorage::bytes_per_token(const ModelConfig& c, DType dtype) {
   return 2ull * static_cast<uint64_t>(c.n_layers) * row_bytes(dtype, c.kv_dim());
 }
 
-Result<KvStorage> KvStorage::create(const ModelConfig& c, int64_t n_blocks, int block_size, DType dtype) {
-  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 && dtype != DType::Q8_0) {
-    return Error{strprintf("KV cache dtype %s is not supported (use f16, bf16, q8_0 or f32)",
-                           std::string(dtype_name(dtype)).c_str())};
-  }
+Result<KvStorage> KvStorage::create(std::shared_ptr<kernels::Device> device, const ModelConfig& c, int64_t n_blocks,
+                                    int block_size, DType dtype) {
+  KAIRO_TRY_STATUS(device->check_kv_dtype(dtype));
   if (dtype == DType::Q8_0 && c.head_dim % 32 != 0) {
     return Error{strprintf("a Q8_0 KV cache needs a head size that is a multiple of 32, this model's is %d; use f16",
                            c.head_dim)};
   }
   if (n_blocks <= 0 || block_size <= 0) return Error{"KV cache needs at least one block"};
   KvStorage s;
+  s.device_ = std::move(device);
   s.dtype_ = dtype;
   s.n_blocks_ = n_blocks;
   s.block_size_ = block_size;
   s.n_kv_heads_ = c.n_kv_heads;
   s.head_dim_ = c.head_dim;
-  const size_t layer_bytes = static_cast<size_t>(n_blocks) * block_size * row_bytes(dtype, c.kv_dim());
-  s.layer_bytes_ = layer_bytes;
-  s.n_bytes_ = 2ull * c.n_layers * layer_bytes;
-  try {
-    for (int l = 0; l < c.n_layers; ++l) {
-      for (auto* side : {&s.k_, &s.v_}) {
-        side->push_back(allocate_bulk(layer_bytes));
-        // Written now, not on first use: the pool's memory is committed at startup, where a shortage is reported,
-        // rather than faulted in mid-request.
-        std::memset(side->back().get(), 0, layer_bytes);
+  s.layer_bytes_ = static_cast<uint64_t>(n_blocks) * block_size * row_bytes(dtype, c.kv_dim());
+  s.n_bytes_ = 2ull * c.n_layers * s.layer_bytes_;
+  if (s.layer_bytes_ > s.device_->max_allocation_bytes()) {
+    const uint64_t max_tokens = s.device_->max_allocation_bytes() / row_bytes(dtype, c.kv_dim());
+    return Error{strprintf("a KV pool of %lld tokens needs %s per layer for K (and again for V), more than %s can "
+                           "hold in one buffer (%s): lower --kv-cache-memory or --max-num-seqs to at most %llu tokens",
+                           static_cast<long long>(n_blocks) * block_size, human_bytes(s.layer_bytes_).c_str(),
+                           s.device_->name().c_str(), human_bytes(s.device_->max_allocation_bytes()).c_str(),
+                           static_cast<unsigned long long>(max_tokens))};
+  }
+  for (int l = 0; l < c.n_layers; ++l) {
+    for (auto* side : {&s.k_, &s.v_}) {
+      Result<kernels::DeviceSpan> span = s.device_->allocate(s.layer_bytes_, "the KV cache");
+      if (!span) {
+        return Error{strprintf("cannot allocate the KV cache (%.2f GiB): %s; lower --kv-cache-memory or "
+                               "--mem-budget-gb",
+                               static_cast<double>(s.n_bytes_) / (1ull << 30), span.error().message.c_str())};
       }
+      side->push_back(*span);
     }
-  } catch (const std::bad_alloc&) {
-    return Error{strprintf("cannot allocate the KV cache (%.2f GiB): lower --kv-cache-memory or --mem-budget-gb",
-                           static_cast<double>(s.n_bytes_) / (1ull << 30))};
   }
   return s;
 }
 
+KvStorage& KvStorage::operator=(KvStorage&& other) noexcept {
+  if (this == &other) return *this;
+  release();
+  device_ = std::move(other.device_);
+  k_ = std::move(other.k_);
+  v_ = std::move(other.v_);
+  other.k_.clear();
+  other.v_.clear();
+  layer_bytes_ = other.layer_bytes_;
+  dtype_ = other.dtype_;
+  n_blocks_ = other.n_blocks_;
+  block_size_ = other.block_size_;
+  n_kv_heads_ = other.n_kv_heads_;
+  head_dim_ = other.head_dim_;
+  n_bytes_ = other.n_bytes_;
+  return *this;
+}
+
+KvStorage::~KvStorage() { release(); }
+
+void KvStorage::release() {
+  if (!device_) return;
+  for (auto* side : {&k_, &v_})
+    for (kernels::DeviceSpan span : *side) device_->free(span);
+  k_.clear();
+  v_.clear();
+}
+
 void KvStorage::copy_block(int64_t src, int64_t dst) {
-  const size_t block_bytes = layer_bytes_ / static_cast<size_t>(n_blocks_);
+  const uint64_t block_bytes = layer_bytes_ / static_cast<uint64_t>(n_blocks_);
   for (auto* side : {&k_, &v_}) {
-    for (auto& layer : *side) {
-      auto* base = static_cast<uint8_t*>(layer.get());
-      std::memcpy(base + dst * block_bytes, base + src * block_bytes, block_bytes);
-    }
+    for (kernels::DeviceSpan layer : *side)
+      device_->copy(layer.at(static_cast<uint64_t>(src) * block_bytes), layer.at(static_cast<uint64_t>(dst) * block_bytes),
+                    block_bytes);
   }
 }
 

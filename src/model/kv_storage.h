@@ -1,23 +1,30 @@
 #pragma once
-// The KV tensors: per layer, K and V for n_blocks × block_size token slots. Which slots belong to whom is decided
-// elsewhere (kv/ bookkeeping); this only owns the memory.
+// The KV tensors: per layer, K and V for n_blocks × block_size token slots, in the memory of the device the model
+// runs on. Which slots belong to whom is decided elsewhere (kv/ bookkeeping); this only owns the memory.
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "core/result.h"
-#include "kernels/backend.h"
+#include "kernels/device.h"
 #include "model/config.h"
 
 namespace kairo::model {
 
 class KvStorage {
  public:
-  static Result<KvStorage> create(const ModelConfig& config, int64_t n_blocks, int block_size, DType dtype);
+  static Result<KvStorage> create(std::shared_ptr<kernels::Device> device, const ModelConfig& config,
+                                  int64_t n_blocks, int block_size, DType dtype);
   static uint64_t bytes_per_token(const ModelConfig& config, DType dtype);
 
-  kernels::KvLayerView layer(int l) {
-    return kernels::KvLayerView{k_[l].get(), v_[l].get(), dtype_, n_kv_heads_, head_dim_, block_size_};
+  KvStorage() = default;
+  KvStorage(KvStorage&& other) noexcept { *this = std::move(other); }
+  KvStorage& operator=(KvStorage&& other) noexcept;
+  ~KvStorage();
+
+  kernels::DeviceKvLayer layer(int l) const {
+    return kernels::DeviceKvLayer{k_[static_cast<size_t>(l)], v_[static_cast<size_t>(l)], dtype_, n_kv_heads_,
+                                  head_dim_, block_size_};
   }
   int64_t n_blocks() const { return n_blocks_; }
   int block_size() const { return block_size_; }
@@ -27,10 +34,13 @@ class KvStorage {
   void copy_block(int64_t src, int64_t dst);
 
  private:
-  // Per layer, from allocate_bulk (2 MiB pages): a decode step's attention reads every sequence's K and V rows,
-  // scattered over the pool, and on 4 KiB pages nearly every block it touches was a TLB miss.
-  std::vector<std::shared_ptr<void>> k_, v_;
-  size_t layer_bytes_ = 0;
+  void release();  // frees the device memory
+  // One allocation per layer and side. On the CPU they come from allocate_bulk (2 MiB pages): a decode step's
+  // attention reads every sequence's K and V rows, scattered over the pool, and on 4 KiB pages nearly every block
+  // it touches was a TLB miss.
+  std::shared_ptr<kernels::Device> device_;
+  std::vector<kernels::DeviceSpan> k_, v_;
+  uint64_t layer_bytes_ = 0;
   DType dtype_ = DType::F16;
   int64_t n_blocks_ = 0;
   int block_size_ = 16;

@@ -1,6 +1,6 @@
 #pragma once
-// A loaded model: the GGUF file (mapped), its validated config and bound weights, and the generic decoder forward
-// pass over a batch of tokens from any number of sequences.
+// A loaded model: the GGUF file (mapped), its validated config, its weights moved to the device it runs on, and the
+// generic decoder forward pass over a batch of tokens from any number of sequences.
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "core/result.h"
 #include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
-#include "kernels/backend.h"
+#include "kernels/device.h"
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_storage.h"
@@ -18,31 +18,35 @@ namespace kairo::model {
 
 class Model {
  public:
-  // Opens, validates and binds. `backend` defaults to the fastest for this CPU.
+  // Opens, validates, binds and moves the weights to `device` (the CPU device over `backend`, by default the
+  // fastest kernels for this CPU).
   static Result<std::unique_ptr<Model>> load(const std::string& path, const kernels::Backend* backend = nullptr);
+  static Result<std::unique_ptr<Model>> load(const std::string& path, std::shared_ptr<kernels::Device> device);
   static Result<std::unique_ptr<Model>> from_file(gguf::File file, const kernels::Backend* backend = nullptr);
+  static Result<std::unique_ptr<Model>> from_file(gguf::File file, std::shared_ptr<kernels::Device> device);
+  ~Model();
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   const gguf::File& file() const { return file_; }
-  const kernels::Backend& backend() const { return *backend_; }
+  kernels::Device& device() const { return *device_; }
+  const std::shared_ptr<kernels::Device>& shared_device() const { return device_; }
 
   // Runs one step. Writes K/V of every token into its slot, and logits for batch.logits_rows into `logits`
-  // ([logits_rows.size(), n_vocab], resized). Not thread-safe: one caller at a time (it owns scratch buffers).
+  // ([logits_rows.size(), n_vocab], resized). Not thread-safe: one caller at a time (it owns the step buffers).
   void forward(const Batch& batch, KvStorage& kv, std::vector<float>& logits, ThreadPool& pool);
 
  private:
   Model() = default;
   struct Scratch;
-  // Lets the backend repack matmul weights into its preferred layout (once, at load).
-  void pack_weights();
+  // Copies (or, on the CPU, repacks) the weights for the device, once at load.
+  Status move_weights_to_device();
 
   gguf::File file_;
   ModelConfig config_;
   ModelWeights weights_;
-  const kernels::Backend* backend_ = nullptr;
-  std::shared_ptr<Scratch> scratch_;
-  std::vector<std::shared_ptr<void>> packed_storage_;  // owns repacked weights the views point into
+  std::shared_ptr<kernels::Device> device_;
+  std::unique_ptr<Scratch> scratch_;
 };
 
 }  // namespace kairo::model

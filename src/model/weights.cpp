@@ -37,7 +37,7 @@ class Binder {
   }
 
   // A 1-D f32 vector (norm weights, biases).
-  Result<const float*> vec(const std::string& name, int64_t n) {
+  Result<VectorSpan> vec(const std::string& name, int64_t n) {
     KAIRO_TRY_ASSIGN(const gguf::TensorInfo* t, find(name, {n}));
     if (t->type != DType::F32) {
       return Error{strprintf("%s: tensor '%s' has type %s, expected F32", f_.path().c_str(), name.c_str(),
@@ -46,13 +46,14 @@ class Binder {
     if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) {
       return Error{strprintf("%s: tensor '%s' data is not 4-byte aligned", f_.path().c_str(), name.c_str())};
     }
-    return reinterpret_cast<const float*>(t->data);
+    return VectorSpan{const_cast<uint8_t*>(t->data), 0, 0};
   }
 
   // A matrix of n_rows outputs by n_cols inputs (GGUF dims [n_cols, n_rows]).
-  Result<kernels::MatrixView> mat(const std::string& name, int64_t n_rows, int64_t n_cols) {
+  Result<Matrix> mat(const std::string& name, int64_t n_rows, int64_t n_cols) {
     KAIRO_TRY_ASSIGN(const gguf::TensorInfo* t, find(name, {n_cols, n_rows}));
-    return kernels::MatrixView{t->type, t->data, n_rows, n_cols, row_bytes(t->type, n_cols)};
+    return Matrix{kernels::MatrixView{t->type, t->data, n_rows, n_cols, row_bytes(t->type, n_cols)},
+                  VectorSpan{const_cast<uint8_t*>(t->data), 0, 0}};
   }
 
  private:

@@ -1,31 +1,34 @@
 #pragma once
 // The model's weights, bound by name from a GGUF file with shape and dtype checked at load, so the forward pass can
-// assume every tensor is present and well-formed. Views point into the file mapping (no copies).
+// assume every tensor is present and well-formed. As bound, every span is the tensor's address in the file mapping
+// (no copies); Model then moves the weights to its device (kernels::Device::upload_matrices).
 #include <vector>
 
 #include "core/result.h"
 #include "gguf/gguf_file.h"
-#include "kernels/backend.h"
+#include "kernels/device.h"
 #include "model/config.h"
 
 namespace kairo::model {
 
+// f32 vectors (norm weights, biases) are spans of n floats; matrices carry their layout and their span.
+using VectorSpan = kernels::DeviceSpan;
+using Matrix = kernels::DeviceMatrix;
+
 struct LayerWeights {
-  const float* attn_norm = nullptr;  // [dim]
-  kernels::MatrixView wq, wk, wv;    // [q_dim, dim], [kv_dim, dim], [kv_dim, dim]
-  const float* bq = nullptr;         // [q_dim]   (qkv_bias only)
-  const float* bk = nullptr;         // [kv_dim]
-  const float* bv = nullptr;         // [kv_dim]
-  kernels::MatrixView wo;            // [dim, q_dim]
-  const float* ffn_norm = nullptr;   // [dim]
-  kernels::MatrixView w_gate, w_up;  // [ffn_dim, dim]
-  kernels::MatrixView w_down;        // [dim, ffn_dim]
+  VectorSpan attn_norm;              // [dim]
+  Matrix wq, wk, wv;                 // [q_dim, dim], [kv_dim, dim], [kv_dim, dim]
+  VectorSpan bq, bk, bv;             // [q_dim], [kv_dim], [kv_dim]   (qkv_bias only)
+  Matrix wo;                         // [dim, q_dim]
+  VectorSpan ffn_norm;               // [dim]
+  Matrix w_gate, w_up;               // [ffn_dim, dim]
+  Matrix w_down;                     // [dim, ffn_dim]
 };
 
 struct ModelWeights {
-  kernels::MatrixView token_embd;    // [n_vocab, dim]
-  const float* output_norm = nullptr;
-  kernels::MatrixView output;        // [n_vocab, dim] (the embedding when tied)
+  Matrix token_embd;                 // [n_vocab, dim]
+  VectorSpan output_norm;            // [dim]
+  Matrix output;                     // [n_vocab, dim] (the embedding when tied)
   std::vector<LayerWeights> layers;
   uint64_t n_bytes = 0;              // bytes of all bound tensors
   uint64_t n_params = 0;

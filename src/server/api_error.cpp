@@ -41,6 +41,8 @@ ApiError from_submit_rejection(const engine::SubmitRejection& rejection, int ret
     case engine::SubmitError::ShuttingDown:
       return api_error(503, "the server is shutting down and takes no new requests: " + rejection.message,
                        "shutting_down");
+    case engine::SubmitError::DeviceFailed:
+      return api_error(503, rejection.message, "device_failed");
   }
   return api_error(500, "unknown engine rejection: " + rejection.message);
 }

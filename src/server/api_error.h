@@ -30,7 +30,7 @@ const char* default_error_type(int status);
 ApiError api_error(int status, std::string message, std::string code = "");
 
 // How an engine refusal reaches the client: QueueFull -> 429 + Retry-After, TooLong/Invalid -> 400,
-// ShuttingDown -> 503.
+// ShuttingDown -> 503, DeviceFailed -> 503 with the device error.
 ApiError from_submit_rejection(const engine::SubmitRejection& rejection, int retry_after_s);
 
 // Holds a value or the ApiError that prevented it.

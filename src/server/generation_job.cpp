@@ -164,6 +164,7 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
   c.finished = true;
   c.reason = out.finish_reason;
   c.stop_reason = out.stop_reason;
+  c.error = out.error;
   ctx_->metrics.count_finished(c.reason, c.n_prompt, c.n_generated);
   ctx_->metrics.e2e_request_latency.observe(seconds_between(exchange_->arrival(), now));
   if (out.queue_seconds > 0 || out.prefill_seconds > 0) {
@@ -198,8 +199,10 @@ void GenerationJob::complete() {
   const bool aborted = std::any_of(choices_.begin(), choices_.end(),
                                    [](const Choice& c) { return c.reason == engine::FinishReason::Abort; });
   if (aborted) {
+    const auto failed = std::find_if(choices_.begin(), choices_.end(), [](const Choice& c) { return !c.error.empty(); });
     const ApiError error =
-        shutdown_cancel_ || ctx_->shutting_down.load()
+        failed != choices_.end() ? api_error(500, failed->error, "device_failed")
+        : shutdown_cancel_ || ctx_->shutting_down.load()
             ? api_error(503, "the request was cancelled because the server is shutting down", "shutting_down")
             : api_error(500, "the engine aborted the request before it finished");
     if (options_.stream) {

@@ -47,6 +47,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     bool finished = false;
     engine::FinishReason reason = engine::FinishReason::None;
     std::string stop_reason;
+    std::string error;  // why the engine aborted it on its own (a failed device)
     std::string text;
     std::vector<TokenLogprobView> logprobs;
     int n_prompt = 0;

@@ -178,7 +178,7 @@ TEST(Synth, ModelsLoadAndRunForBothArchitectures) {
     EXPECT_EQ(c.n_vocab, 600);
     EXPECT_EQ(c.qkv_bias, std::string(arch) == "qwen2");
     EXPECT_EQ(c.tied_embeddings, std::string(arch) == "qwen2");
-    auto kv = model::KvStorage::create(c, 4, 16, DType::F16);
+    auto kv = model::KvStorage::create((*m)->shared_device(), c, 4, 16, DType::F16);
     ASSERT_TRUE(kv.ok());
     model::Batch b;
     for (int p = 0; p < 5; ++p) {

@@ -10,7 +10,8 @@ const MODEL = "e2e-model";
 
 // What `kairo run` prints for the same prompt at temperature 0.
 function kairoRun(prompt, maxTokens) {
-  const out = execFileSync(process.env.KAIRO_EXE, ["run", "--model", process.env.KAIRO_MODEL, "--prompt", prompt,
+  const out = execFileSync(process.env.KAIRO_EXE, ["run", "--model", process.env.KAIRO_MODEL,
+    "--device", process.env.KAIRO_DEVICE ?? "cpu", "--prompt", prompt,
     "--temperature", "0", "--max-tokens", String(maxTokens), "--json"], { encoding: "utf8" });
   return JSON.parse(out);
 }

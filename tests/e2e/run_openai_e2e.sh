@@ -3,12 +3,13 @@
 # (gitignored) on first use, starts the server on a free port, runs openai_e2e.test.mjs with node's test runner,
 # then stops the server with SIGTERM and checks that it exits 0.
 #
-#   tests/e2e/run_openai_e2e.sh [path/to/kairo] [model.gguf]
+#   tests/e2e/run_openai_e2e.sh [path/to/kairo] [model.gguf] [device]   (device: cpu by default, or vulkan[:N])
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 KAIRO="${1:-$root/build/kairo}"
 MODEL="${2:-$root/models/aidreams260K.gguf}"
+DEVICE="${3:-cpu}"
 [ -x "$KAIRO" ] || { echo "run_openai_e2e: no kairo binary at $KAIRO (build the 'kairo' target)" >&2; exit 1; }
 command -v node >/dev/null || { echo "run_openai_e2e: node is not installed" >&2; exit 1; }
 
@@ -18,7 +19,7 @@ if [ ! -f "$here/node_modules/openai/package.json" ]; then
 fi
 
 log="$(mktemp)"
-"$KAIRO" serve --model "$MODEL" --port 0 --served-model-name e2e-model --shutdown-timeout 5 --no-access-log \
+"$KAIRO" serve --model "$MODEL" --device "$DEVICE" --port 0 --served-model-name e2e-model --shutdown-timeout 5 --no-access-log \
   2>"$log" &
 pid=$!
 cleanup() { kill -9 "$pid" 2>/dev/null || true; rm -f "$log"; }
@@ -36,7 +37,7 @@ done
 [ -n "$port" ] || { cat "$log" >&2; echo "run_openai_e2e: kairo serve did not become ready" >&2; exit 1; }
 
 status=0
-KAIRO_URL="http://127.0.0.1:$port/v1" KAIRO_EXE="$KAIRO" KAIRO_MODEL="$MODEL" \
+KAIRO_URL="http://127.0.0.1:$port/v1" KAIRO_EXE="$KAIRO" KAIRO_MODEL="$MODEL" KAIRO_DEVICE="$DEVICE" \
   node --test "$here/openai_e2e.test.mjs" || status=$?
 
 kill -TERM "$pid"

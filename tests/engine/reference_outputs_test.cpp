@@ -165,7 +165,7 @@ TEST_P(SynthReference, RelaxedPrefillOfTheReferenceRunMatchesLlamaCpp) {
   }
   ASSERT_GT(tokens.size(), 16u) << "too short to take the many-token path";
   const int n_blocks = static_cast<int>(tokens.size() + 15) / 16;
-  auto kv = model::KvStorage::create((*model)->config(), n_blocks, 16, DType::F16);
+  auto kv = model::KvStorage::create((*model)->shared_device(), (*model)->config(), n_blocks, 16, DType::F16);
   ASSERT_TRUE(kv.ok()) << kv.error().message;
   model::Batch batch;
   batch.token_ids = tokens;

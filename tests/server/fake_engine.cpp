@@ -65,6 +65,7 @@ std::variant<engine::RequestId, engine::SubmitRejection> FakeEngine::submit(engi
   const std::string problem = check(request);
   std::lock_guard lock(mutex_);
   submitted_.push_back(request);
+  if (!failure_.empty()) return engine::SubmitRejection{engine::SubmitError::DeviceFailed, failure_};
   if (!problem.empty()) {
     n_invalid_.fetch_add(1);
     return engine::SubmitRejection{engine::SubmitError::Invalid, problem};
@@ -74,7 +75,7 @@ std::variant<engine::RequestId, engine::SubmitRejection> FakeEngine::submit(engi
                                    strprintf("%d requests are queued", config_.max_active)};
   }
   const engine::RequestId id = next_id_++;
-  active_.push_back(Active{id, std::move(request), std::move(on_output), {}, {}, 0, false});
+  active_.push_back(Active{id, std::move(request), std::move(on_output), {}, {}, 0, false, {}});
   cv_.notify_all();
   return id;
 }
@@ -119,6 +120,21 @@ bool FakeEngine::wait_for(const std::function<bool(const FakeEngine&)>& pred, st
   return pred(*this);
 }
 
+std::string FakeEngine::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+void FakeEngine::fail_device(const std::string& error) {
+  std::lock_guard lock(mutex_);
+  failure_ = error;
+  for (Active& a : active_) {
+    a.abort = true;
+    a.error = error;
+  }
+  cv_.notify_all();
+}
+
 std::vector<engine::Request> FakeEngine::submitted() const {
   std::lock_guard lock(mutex_);
   return submitted_;
@@ -156,6 +172,7 @@ void FakeEngine::loop() {
           out.id = it->id;
           out.finished = true;
           out.finish_reason = FinishReason::Abort;
+          out.error = it->error;
           out.n_prompt_tokens = static_cast<int>(it->request.prompt_tokens.size());
           out.n_generated_tokens = static_cast<int>(it->generated.size());
           outbox.emplace_back(std::move(it->callback), std::move(out));
@@ -188,6 +205,7 @@ void FakeEngine::run_step(std::vector<std::pair<engine::OutputCallback, RequestO
     if (a.abort) {
       out.finished = true;
       out.finish_reason = FinishReason::Abort;
+      out.error = a.error;
     } else {
       const int k = static_cast<int>(a.generated.size());
       if (k == 0) {

@@ -40,6 +40,10 @@ class FakeEngine final : public engine::EngineClient {
   engine::EngineStats stats() const override;
   int context_length() const override { return config_.context_length; }
   int n_vocab() const override { return tokenizer_.n_vocab(); }
+  std::string failure() const override;
+  // As the real engine when its device is lost: every active request ends with Abort carrying `error`, and
+  // failure() and new submissions report it.
+  void fail_device(const std::string& error);
 
   // The k-th token the fake generates for a prompt with this seed (0 when unseeded): a plain text piece.
   static int32_t token_at(const std::vector<int32_t>& prompt, uint64_t seed, int k, int32_t n_vocab);
@@ -69,6 +73,7 @@ class FakeEngine final : public engine::EngineClient {
     std::string text;   // all text so far (before stop truncation)
     size_t n_emitted = 0;  // bytes of text sent
     bool abort = false;
+    std::string error;  // set with abort by fail_device
   };
   void loop();
   void run_step(std::vector<std::pair<engine::OutputCallback, engine::RequestOutput>>& outbox);
@@ -88,6 +93,7 @@ class FakeEngine final : public engine::EngineClient {
   int64_t generation_tokens_ = 0;
   std::atomic<int> n_invalid_{0};
   bool stop_ = false;
+  std::string failure_;
   std::thread thread_;
 };
 

@@ -82,6 +82,38 @@ TEST_F(ManualEngineTest, ClientDisconnectDuringANonStreamingRequestAbortsIt) {
   ASSERT_TRUE(engine_->wait_for([](const FakeEngine& e) { return contains(e.aborted(), 1) && e.n_active() == 0; }));
 }
 
+TEST_F(ManualEngineTest, ALostDeviceFailsRequestsInFlightAndHealthSaysSo) {
+  Connection streaming(port_), plain(port_);
+  ASSERT_TRUE(streaming.send(format_request("POST", "/v1/completions",
+                                            json{{"prompt", {1, 300}}, {"max_tokens", 50}, {"stream", true}}.dump())));
+  ASSERT_TRUE(plain.send(format_request("POST", "/v1/completions", json{{"prompt", {1, 300}}, {"max_tokens", 50}}
+                                                                        .dump())));
+  ASSERT_TRUE(engine_->wait_for([](const FakeEngine& e) { return e.n_active() == 2; }));
+  auto head = streaming.read_head();
+  ASSERT_TRUE(head.has_value());
+  engine_->step(2);
+  const std::string error = "the device vulkan:0 failed (VK_ERROR_DEVICE_LOST): restart the server";
+  engine_->fail_device(error);
+
+  const auto answer = plain.read_response();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->status, 500);
+  EXPECT_EQ(answer->json()["error"]["message"], error);
+  EXPECT_EQ(answer->json()["error"]["code"], "device_failed");
+  std::string events;
+  for (auto chunk = streaming.read_chunk(); chunk && !chunk->empty(); chunk = streaming.read_chunk()) events += *chunk;
+  EXPECT_NE(events.find(error), std::string::npos) << events;
+  EXPECT_NE(events.find("data: [DONE]"), std::string::npos) << events;
+
+  const auto health = get("/health");
+  EXPECT_EQ(health.status, 503);
+  EXPECT_EQ(health.json()["status"], "device_failed");
+  EXPECT_EQ(health.json()["error"], error);
+  const auto refused = post("/v1/completions", {{"prompt", {1, 300}}, {"max_tokens", 5}});
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(refused.json()["error"]["message"], error);
+}
+
 TEST_F(ManualEngineTest, FullQueueGives429WithRetryAfter) {
   Connection c1(port_), c2(port_);
   const std::string body = json{{"prompt", {1, 300}}, {"max_tokens", 5}}.dump();

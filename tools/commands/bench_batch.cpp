@@ -7,6 +7,7 @@
 #include "bench_common.h"
 #include "bench_registry.h"
 #include "command_registry.h"
+#include "device_option.h"
 
 namespace kairo::tools {
 namespace {
@@ -15,6 +16,7 @@ struct BatchArgs {
   std::string model;
   bench::BatchBenchOptions options;
   bool json = false;
+  std::string device = "cpu";
 };
 
 int run_bench_batch(const BatchArgs& a) {
@@ -22,7 +24,7 @@ int run_bench_batch(const BatchArgs& a) {
     std::fprintf(stderr, "error: --threads and --temperature must be >= 0\n");
     return 1;
   }
-  auto model = model::Model::load(a.model);
+  auto model = load_model_on(a.model, a.device);
   if (!model.ok()) {
     std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
     return 1;
@@ -37,7 +39,7 @@ int run_bench_batch(const BatchArgs& a) {
   const int n_threads = a.options.n_threads > 0 ? a.options.n_threads : ThreadPool::available_cores();
   if (!a.json) {
     std::printf("model: %s (%s), backend %s, %d threads, prompt %d, gen %d, temperature %g\n\n", a.model.c_str(),
-                model_label(m).c_str(), m.backend().name, n_threads, a.options.n_prompt, a.options.n_gen,
+                model_label(m).c_str(), m.device().name().c_str(), n_threads, a.options.n_prompt, a.options.n_gen,
                 a.options.temperature);
     std::printf("| B | PP | TG | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |\n");
     std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -60,7 +62,7 @@ int run_bench_batch(const BatchArgs& a) {
     j["model"] = a.model;
     j["arch"] = m.config().arch;
     j["types"] = matrix_types(m.file());
-    j["backend"] = m.backend().name;
+    j["backend"] = m.device().name();
     j["threads"] = n_threads;
     j["n_prompt"] = a.options.n_prompt;
     j["n_gen"] = a.options.n_gen;
@@ -84,6 +86,7 @@ int run_bench_batch(const BatchArgs& a) {
 void setup(CLI::App& bench) {
   auto a = std::make_shared<BatchArgs>();
   CLI::App* cmd = bench.add_subcommand("batch", "Aggregate t/s of B sequences decoded together (llama-batched-bench)");
+  add_device_option(cmd, a->device);
   cmd->add_option("--model,-m", a->model, "GGUF model file (with a tokenizer)")->required();
   cmd->add_option("--batch", a->options.n_seqs, "Sequence counts, comma-separated")->delimiter(',')
       ->capture_default_str();

@@ -9,6 +9,7 @@
 #include "bench_common.h"
 #include "bench_registry.h"
 #include "command_registry.h"
+#include "device_option.h"
 
 namespace kairo::tools {
 namespace {
@@ -26,6 +27,7 @@ struct ModelArgs {
   double roofline_seconds = 0.25;
   std::vector<std::string> numerics{"relaxed", "exact"};
   bool json = false;
+  std::string device = "cpu";
 };
 
 struct Ceilings {
@@ -36,8 +38,20 @@ struct Ceilings {
   bool int8_measured = false;
 };
 
-Ceilings ceilings(const ModelArgs& a, int n_threads) {
+Result<Ceilings> ceilings(const ModelArgs& a, int n_threads, kernels::Device& device) {
   Ceilings c;
+  if (device.kind() != kernels::DeviceKind::Cpu) {
+    // A GPU's ceiling is its own memory's read bandwidth, measured by a shader; int8 throughput is not measured.
+    if (a.bandwidth_gbs) {
+      c.read_gbs = *a.bandwidth_gbs;
+    } else {
+      KAIRO_TRY_ASSIGN(c.read_gbs, devices::measure_device_read_bandwidth(
+                                       device, static_cast<uint64_t>(a.roofline_buffer_mb * (1 << 20))));
+      c.read_measured = true;
+    }
+    if (a.int8_tops) c.int8_tops = *a.int8_tops;
+    return c;
+  }
   if (!a.bandwidth_gbs || !a.int8_tops) {
     bench::RooflineOptions o;
     o.buffer_bytes = static_cast<size_t>(a.roofline_buffer_mb * (1 << 20));
@@ -70,7 +84,7 @@ int run_bench_model(const ModelArgs& a) {
                          "--roofline-seconds positive; --roofline-buffer-mb >= 1\n");
     return 1;
   }
-  auto model = model::Model::load(a.model);
+  auto model = load_model_on(a.model, a.device);
   if (!model.ok()) {
     std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
     return 1;
@@ -96,7 +110,12 @@ int run_bench_model(const ModelArgs& a) {
     return 1;
   }
   // After the model runs, so the roofline's 1 GiB buffer never competes with the weights for memory.
-  const Ceilings ceil = ceilings(a, pool.n_threads());
+  const Result<Ceilings> measured = ceilings(a, pool.n_threads(), m.device());
+  if (!measured.ok()) {
+    std::fprintf(stderr, "error: %s\n", measured.error().message.c_str());
+    return 1;
+  }
+  const Ceilings& ceil = *measured;
   const bench::ModelCost& cost = result->cost;
 
   if (a.json) {
@@ -106,7 +125,7 @@ int run_bench_model(const ModelArgs& a) {
     j["types"] = matrix_types(m.file());
     j["file_bytes"] = m.file().file_size();
     j["params"] = m.weights().n_params;
-    j["backend"] = m.backend().name;
+    j["backend"] = m.device().name();
     j["threads"] = pool.n_threads();
     j["decode_bytes_per_token"] = cost.decode_bytes_per_token;
     j["matmul_params_per_token"] = cost.layer_matmul_params + cost.output_params;
@@ -159,7 +178,7 @@ int run_bench_model(const ModelArgs& a) {
       const double tops = t.ops / n * t.avg_tps * 1e-12;
       ops = strprintf("| %.3f | %.0f %% ", tops, pct(tops, ceil.int8_tops));
     }
-    std::printf("| %s | %s | %d | %s | %.2f ± %.2f %s%s|\n", model_label(m).c_str(), m.backend().name,
+    std::printf("| %s | %s | %d | %s | %.2f ± %.2f %s%s|\n", model_label(m).c_str(), m.device().name().c_str(),
                 pool.n_threads(), t.name.c_str(), t.avg_tps, t.stddev_tps, bw.c_str(), ops.c_str());
   }
   return 0;
@@ -168,6 +187,7 @@ int run_bench_model(const ModelArgs& a) {
 void setup(CLI::App& bench) {
   auto a = std::make_shared<ModelArgs>();
   CLI::App* cmd = bench.add_subcommand("model", "Prefill (pp) and decode (tg) speed of a model, like llama-bench");
+  add_device_option(cmd, a->device);
   cmd->add_option("--model,-m", a->model, "GGUF model file")->required();
   cmd->add_option("--pp", a->pp, "Prompt lengths to prefill, comma-separated (0: none)")->delimiter(',')
       ->capture_default_str();

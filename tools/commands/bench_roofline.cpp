@@ -5,6 +5,7 @@
 #include "bench/roofline.h"
 #include "bench_registry.h"
 #include "command_registry.h"
+#include "devices/open_device.h"
 
 namespace kairo::tools {
 namespace {
@@ -14,13 +15,38 @@ struct RooflineArgs {
   int threads = 0;
   double seconds = 0.25;
   bool json = false;
+  std::string device = "cpu";
 };
+
+// A GPU's roofline: the read bandwidth of its memory, measured by a streaming shader.
+int run_device_roofline(const RooflineArgs& a) {
+  auto dev = devices::open_device(a.device);
+  if (!dev.ok()) {
+    std::fprintf(stderr, "error: %s\n", dev.error().message.c_str());
+    return 1;
+  }
+  auto gbs = devices::measure_device_read_bandwidth(**dev, static_cast<uint64_t>(a.buffer_mb * (1 << 20)));
+  if (!gbs.ok()) {
+    std::fprintf(stderr, "error: %s\n", gbs.error().message.c_str());
+    return 1;
+  }
+  if (a.json) {
+    nlohmann::json j{{"device", (*dev)->name()}, {"buffer_bytes", static_cast<uint64_t>(a.buffer_mb * (1 << 20))},
+                     {"read_gbs", *gbs}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("roofline: %s, %.0f MiB read buffer\n\nceilings: read %.1f GB/s (streaming shader)\n",
+                (*dev)->name().c_str(), a.buffer_mb, *gbs);
+  }
+  return 0;
+}
 
 int run_roofline(const RooflineArgs& a) {
   if (!(a.buffer_mb >= 1) || a.threads < 0 || !(a.seconds > 0)) {
     std::fprintf(stderr, "error: --buffer-mb must be >= 1, --threads >= 0 and --seconds > 0\n");
     return 1;
   }
+  if (a.device != "cpu") return run_device_roofline(a);
   bench::RooflineOptions o;
   o.buffer_bytes = static_cast<size_t>(a.buffer_mb * (1 << 20));
   o.n_threads = a.threads;
@@ -64,6 +90,8 @@ void setup(CLI::App& bench) {
   cmd->add_option("--threads", args->threads, "Threads for the all-threads figures (0: all cores)");
   cmd->add_option("--seconds", args->seconds, "Approximate seconds per measured run")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_option("--device", args->device, "cpu, or vulkan[:N]: the read bandwidth of that device's memory")
+      ->capture_default_str();
   cmd->callback([args] { set_exit_code(run_roofline(*args)); });
 }
 

@@ -10,6 +10,7 @@
 #include "core/format.h"
 #include "gguf/gguf_file.h"
 #include "model/config.h"
+#include "devices/open_device.h"
 #include "plan/device_catalog.h"
 #include "plan/memory_plan.h"
 #include "plan/model_presets.h"
@@ -56,6 +57,19 @@ Result<plan::DeviceSpec> resolve_device(const PlanArgs& a) {
       m = bench::measure_cpu(o, avail);
     }
     d = plan::cpu_device(m);
+  } else if (name.rfind("vulkan", 0) == 0) {
+    // A device on this machine: its memory from the driver, its read bandwidth measured by a shader.
+    KAIRO_TRY_ASSIGN(std::shared_ptr<kernels::Device> dev, devices::open_device(name));
+    const kernels::DeviceMemoryInfo mem = dev->memory_info();
+    d.name = name;
+    d.description = dev->name();
+    d.memory_bytes = mem.total_bytes;
+    d.usable_fraction = 0.9;
+    d.measured = true;
+    if (!(a.bandwidth_gbs > 0)) {
+      std::fprintf(stderr, "measuring %s's read bandwidth (a few seconds)...\n", dev->name().c_str());
+      KAIRO_TRY_ASSIGN(d.bandwidth_gbs, devices::measure_device_read_bandwidth(*dev, 256ull << 20));
+    }
   } else {
     KAIRO_TRY_ASSIGN(d, plan::find_device(name));
   }
@@ -266,7 +280,7 @@ void setup(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("plan", "Memory and speed bounds of a model on a device, before running it");
   cmd->add_option("--model", a->model, "GGUF file (only its header is read)");
   cmd->add_option("--preset", a->preset, "Model shape preset instead of a file (see --list)");
-  cmd->add_option("--device", a->device, "Device from the catalog (see --list), cpu (measured), or custom");
+  cmd->add_option("--device", a->device, "Device from the catalog (see --list), cpu or vulkan[:N] (measured here), or custom");
   cmd->add_option("--context", a->context, "Tokens per sequence (default: the model's context length)");
   cmd->add_option("--concurrency", a->concurrency, "Sequences served at once")->capture_default_str();
   cmd->add_option("--kv-dtype", a->kv_dtype, "KV cache type: f16, bf16 or q8_0")->capture_default_str();

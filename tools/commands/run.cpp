@@ -1,9 +1,10 @@
-// `kairo run --model M --prompt P`: generate a continuation on the CPU. With --json prints
+// `kairo run --model M --prompt P [--device D]`: generate a continuation. With --json prints
 // {"prompt_tokens":[...],"tokens":[...],"text":"..."} (+ "logits" for the first --logits K steps).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "command_registry.h"
+#include "device_option.h"
 #include "core/format.h"
 #include "core/thread_pool.h"
 #include "engine/generator.h"
@@ -31,10 +32,11 @@ struct RunArgs {
   bool no_bos = false;
   bool stats = false;
   bool exact_numerics = false;
+  std::string device = "cpu";
 };
 
 int run_generate(const RunArgs& args) {
-  auto model = model::Model::load(args.model);
+  auto model = load_model_on(args.model, args.device);
   if (!model.ok()) {
     std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
     return 1;
@@ -109,7 +111,8 @@ int run_generate(const RunArgs& args) {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Generate a continuation of a prompt on the CPU");
+  CLI::App* cmd = app.add_subcommand("run", "Generate a continuation of a prompt");
+  add_device_option(cmd, a->device);
   cmd->add_option("--model,-m", a->model, "GGUF model file")->capture_default_str();
   cmd->add_option("--prompt,-p", a->prompt, "Prompt text")->required();
   cmd->add_option("--max-tokens,-n", a->max_tokens, "Tokens to generate at most")->capture_default_str()

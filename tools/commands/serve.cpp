@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command_registry.h"
+#include "device_option.h"
 #include "core/format.h"
 #include "engine/engine.h"
 #include "gguf/gguf_file.h"
@@ -42,6 +43,7 @@ struct ServeArgs {
   int max_waiting = 1024;
   bool no_prefix_caching = false;
   bool exact_numerics = false;
+  std::string device = "cpu";
 };
 
 // The engine that serves requests. Everything engine-specific lives here, so the server sees only EngineClient.
@@ -84,6 +86,15 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a) {
     device.memory_bytes = static_cast<uint64_t>(a.mem_budget_gb * (1ull << 30));
     device.usable_fraction = 1.0;
     out.budget_source = "--mem-budget-gb";
+  } else if (!model.device().host_memory()) {
+    // The device's own memory; the weights already on it are counted by the planner like on the CPU, so the
+    // budget starts from the total, not from what is free now.
+    const kernels::DeviceMemoryInfo mem = model.device().memory_info();
+    device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = mem.total_bytes});
+    device.name = device.description = model.device().name();
+    device.unified_memory = false;
+    out.budget_source = strprintf("%.0f %% of %s's %s", device.usable_fraction * 100, device.name.c_str(),
+                                  human_bytes(mem.total_bytes).c_str());
   } else {
     KAIRO_TRY_ASSIGN(const uint64_t avail, plan::read_mem_available());
     device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = avail});
@@ -98,6 +109,15 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a) {
     out.budget_source = "--kv-cache-memory";
   }
   KAIRO_TRY_ASSIGN(out.sizing, plan::size_kv_pool(c, out.request));
+  // Each layer's K (and V) is one device buffer: a device with a binding limit (128 MiB on lavapipe) caps the pool.
+  const uint64_t block_bytes = static_cast<uint64_t>(a.block_size) * row_bytes(kv_dtype, c.kv_dim());
+  const int64_t max_blocks = static_cast<int64_t>(model.device().max_allocation_bytes() / block_bytes) - 1;
+  if (out.sizing.n_blocks > max_blocks) {
+    std::fprintf(stderr, "kairo serve: %s holds at most %s per buffer: the KV pool is capped at %lld blocks\n",
+                 model.device().name().c_str(), human_bytes(model.device().max_allocation_bytes()).c_str(),
+                 static_cast<long long>(max_blocks));
+    out.sizing.n_blocks = max_blocks;
+  }
   return out;
 }
 
@@ -154,7 +174,7 @@ int run_serve(ServeArgs a) {
   std::fprintf(stderr, "kairo serve: listening on http://%s:%d (loading %s)\n", a.server.host.c_str(), srv.port(),
                a.model.c_str());
 
-  auto model = model::Model::load(a.model);
+  auto model = load_model_on(a.model, a.device);
   if (!model.ok()) return fail(model.error().message);
   auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
   if (!tok.ok()) return fail(tok.error().message);
@@ -205,6 +225,7 @@ void setup(CLI::App& app) {
   auto& lim = s.limits;
   auto& http = s.http;
   CLI::App* cmd = app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
+  add_device_option(cmd, a->device);
   cmd->add_option("--model,-m", a->model, "GGUF model file")->capture_default_str();
   cmd->add_option("--host", s.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", s.port, "Port to listen on (0 = any free port)")->capture_default_str()

@@ -169,6 +169,10 @@ std::string render_tokenize(const std::vector<int32_t>& tokens, int context_leng
 
 std::string render_detokenize(const std::string& text) { return dump({{"prompt", text}}); }
 
-std::string render_health(const char* status) { return dump({{"status", status}}); }
+std::string render_health(const char* status, const std::string& error) {
+  json j{{"status", status}};
+  if (!error.empty()) j["error"] = error;
+  return dump(j);
+}
 
 }  // namespace kairo::server

@@ -68,6 +68,7 @@ std::string render_models(const ModelInfo& model, int context_length);
 std::string render_model(const ModelInfo& model, const std::string& id, int context_length);
 std::string render_tokenize(const std::vector<int32_t>& tokens, int context_length);
 std::string render_detokenize(const std::string& text);
-std::string render_health(const char* status);
+// {"status": status} (+ "error" when the engine can no longer run requests)
+std::string render_health(const char* status, const std::string& error = "");
 
 }  // namespace kairo::server

@@ -1,0 +1,186 @@
+// The CPU device: device memory is host memory, so spans are addresses and every op calls the Backend kernel table
+// directly on them (no staging, no copies). The thread pool of the step runs the parallel kernels.
+#include <atomic>
+#include <cassert>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "core/bulk_memory.h"
+#include "core/format.h"
+#include "kernels/device.h"
+
+namespace kairo::kernels {
+namespace {
+
+// fn(0) .. fn(n - 1), on as many threads as the process may use (items taken one at a time). The first exception
+// stops the others after their current item and is rethrown here.
+template <typename Fn>
+void for_each_on_every_core(size_t n, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    try {
+      for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next.store(n);
+    }
+  };
+  const size_t n_threads = std::min<size_t>(static_cast<size_t>(ThreadPool::available_cores()), n);
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < n_threads; ++i) helpers.emplace_back(worker);
+  worker();
+  for (auto& h : helpers) h.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// MemTotal and MemAvailable of /proc/meminfo, in bytes (0 when unreadable).
+DeviceMemoryInfo read_meminfo() {
+  DeviceMemoryInfo info;
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemTotal:") info.total_bytes = kib * 1024;
+    if (key == "MemAvailable:") {
+      info.free_bytes = kib * 1024;
+      info.free_known = true;
+    }
+  }
+  return info;
+}
+
+class CpuDevice final : public Device {
+ public:
+  explicit CpuDevice(const Backend& be) : be_(be) {}
+
+  DeviceKind kind() const override { return DeviceKind::Cpu; }
+  std::string name() const override { return std::string("cpu (") + be_.name + ")"; }
+  bool host_memory() const override { return true; }
+
+  Result<DeviceSpan> allocate(uint64_t bytes, const char* what) override {
+    std::shared_ptr<void> mem;
+    try {
+      mem = allocate_bulk(static_cast<size_t>(std::max<uint64_t>(bytes, 1)));
+    } catch (const std::bad_alloc&) {
+      return Error{strprintf("cannot allocate %s for %s: the system has no more memory", human_bytes(bytes).c_str(),
+                             what)};
+    }
+    // Written now, not on first use: the memory is committed here, where a shortage is reported, rather than
+    // faulted in mid-request.
+    std::memset(mem.get(), 0, static_cast<size_t>(bytes));
+    std::lock_guard<std::mutex> lock(mutex_);
+    DeviceSpan span{mem.get(), 0, 0};
+    owned_.emplace(mem.get(), std::move(mem));
+    return span;
+  }
+  void free(DeviceSpan span) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    owned_.erase(span.ptr);
+  }
+  uint64_t max_allocation_bytes() const override { return UINT64_MAX; }
+  void upload(DeviceSpan dst, const void* src, uint64_t bytes) override { std::memcpy(dst.ptr, src, bytes); }
+  void download(DeviceSpan src, void* dst, uint64_t bytes) override { std::memcpy(dst, src.ptr, bytes); }
+  void copy(DeviceSpan src, DeviceSpan dst, uint64_t bytes) override { std::memcpy(dst.ptr, src.ptr, bytes); }
+  void synchronize() override {}
+  DeviceMemoryInfo memory_info() const override { return read_meminfo(); }
+  Status check_kv_dtype(DType dtype) const override {
+    if (dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 || dtype == DType::Q8_0) return {};
+    return Error{strprintf("KV cache dtype %s is not supported (use f16, bf16, q8_0 or f32)",
+                           std::string(dtype_name(dtype)).c_str())};
+  }
+
+  Result<std::vector<DeviceMatrix>> upload_matrices(std::span<const MatrixView> host) override {
+    std::vector<DeviceMatrix> out(host.size());
+    std::vector<PackedMatrix> packed(host.size());
+    // Packing is the first write to every page of the packed copy, and page population (the kernel zeroing fresh
+    // pages; on a VM, the host backing them) dominated load time on one thread, so every core packs at once.
+    if (be_.pack_weights) for_each_on_every_core(host.size(), [&](size_t i) { packed[i] = be_.pack_weights(host[i]); });
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < host.size(); ++i) {
+      const MatrixView& view = packed[i].view.data ? packed[i].view : host[i];
+      out[i] = DeviceMatrix{view, DeviceSpan{const_cast<void*>(view.data), 0, 0}};
+      if (packed[i].storage) owned_.emplace(packed[i].storage.get(), std::move(packed[i].storage));
+    }
+    return out;
+  }
+
+  void begin_step(ThreadPool& pool) override { pool_ = &pool; }
+  DeviceSpan stage(const void* host, uint64_t) override { return DeviceSpan{const_cast<void*>(host), 0, 0}; }
+  void end_step() override {}
+
+  void get_rows(const DeviceMatrix& table, DeviceSpan ids, int64_t n, DeviceSpan out) override {
+    const int32_t* id = ids.host<const int32_t>();
+    for (int64_t t = 0; t < n; ++t) be_.get_row(table.view, id[t], out.host<float>() + t * table.view.n_cols);
+  }
+  void gather_rows(DeviceSpan x, DeviceSpan rows, int64_t n, int64_t dim, DeviceSpan out) override {
+    const int32_t* row = rows.host<const int32_t>();
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(out.host<float>() + i * dim, x.host<const float>() + row[i] * dim, sizeof(float) * dim);
+  }
+  void matmul(const DeviceMatrix* ws, int n_mats, DeviceSpan x, const DeviceSpan* ys, int64_t n_tokens,
+              Numerics numerics) override {
+    assert(pool_ != nullptr && "CPU device ops run between begin_step and end_step");
+    constexpr int kMaxMats = 8;
+    assert(n_mats >= 1 && n_mats <= kMaxMats);
+    if (n_mats == 1) return kernels::matmul(be_, ws[0].view, x.host<const float>(), ys[0].host<float>(), n_tokens,
+                                            *pool_, numerics);
+    MatrixView views[kMaxMats];
+    float* outs[kMaxMats];
+    for (int i = 0; i < n_mats; ++i) {
+      views[i] = ws[i].view;
+      outs[i] = ys[i].host<float>();
+    }
+    kernels::matmul_shared_input(be_, views, n_mats, x.host<const float>(), outs, n_tokens, *pool_, numerics);
+  }
+  void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) override {
+    be_.rms_norm(x.host<const float>(), weight.host<const float>(), y.host<float>(), n_tokens, dim, eps);
+  }
+  void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) override {
+    be_.rope(x.host<float>(), positions.host<const int32_t>(), n_tokens, p);
+  }
+  void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
+    be_.swiglu(gate.host<const float>(), up.host<const float>(), out.host<float>(), n);
+  }
+  void add(DeviceSpan y, DeviceSpan x, int64_t n) override { be_.add(y.host<float>(), x.host<const float>(), n); }
+  void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) override {
+    be_.add_bias(x.host<float>(), bias.host<const float>(), n_tokens, n);
+  }
+  void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
+                int64_t n_tokens) override {
+    be_.kv_write(host_layer(kv), slot_mapping.host<const int64_t>(), k.host<const float>(), v.host<const float>(),
+                 n_tokens);
+  }
+  void attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& kv, const DeviceAttentionBatch& batch,
+                 int n_heads, float scale) override {
+    assert(pool_ != nullptr && "CPU device ops run between begin_step and end_step");
+    const AttentionBatch b{batch.n_tokens, batch.positions.host<const int32_t>(), batch.seq_idx.host<const int32_t>(),
+                           batch.block_tables.host<const int32_t>(), batch.max_blocks_per_seq};
+    be_.attention(q.host<const float>(), out.host<float>(), host_layer(kv), b, n_heads, scale, *pool_);
+  }
+
+ private:
+  static KvLayerView host_layer(const DeviceKvLayer& kv) {
+    return KvLayerView{kv.k.ptr, kv.v.ptr, kv.dtype, kv.n_kv_heads, kv.head_dim, kv.block_size};
+  }
+
+  const Backend& be_;
+  ThreadPool* pool_ = nullptr;
+  std::mutex mutex_;
+  std::unordered_map<void*, std::shared_ptr<void>> owned_;
+};
+
+}  // namespace
+
+std::shared_ptr<Device> make_cpu_device(const Backend* backend) {
+  return std::make_shared<CpuDevice>(backend ? *backend : best_cpu_backend());
+}
+
+}  // namespace kairo::kernels

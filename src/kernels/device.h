@@ -1,0 +1,139 @@
+#pragma once
+// The device the forward pass runs on. A device owns memory (allocate, free, upload, download, copy, synchronise) and
+// runs every op of the model on spans of that memory. model/decoder.cpp is written once against this interface; the
+// CPU device (kernels/cpu/cpu_device.h) runs the Backend kernel table on host memory with no copies, the Vulkan
+// device (kernels/vulkan/) records the ops as compute dispatches into one command buffer per step.
+//
+// Op semantics and layouts are those of kernels/backend.h: activations are row-major f32, one row per token.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/thread_pool.h"
+#include "kernels/backend.h"
+
+namespace kairo::kernels {
+
+// Some bytes of device memory. On a device whose memory is the host's (the CPU), `ptr` is their address and buffer
+// stays 0; other devices name one of their buffers and an offset into it (`ptr` stays null).
+struct DeviceSpan {
+  void* ptr = nullptr;
+  uint32_t buffer = 0;
+  uint64_t offset = 0;
+
+  DeviceSpan at(uint64_t bytes) const {
+    return DeviceSpan{ptr ? static_cast<char*>(ptr) + bytes : nullptr, buffer, offset + bytes};
+  }
+  bool empty() const { return ptr == nullptr && buffer == 0; }
+  template <typename T>
+  T* host() const { return static_cast<T*>(ptr); }
+};
+
+// A weight matrix on a device. `view` describes its layout (dtype, shape, row bytes, packing; on the CPU device
+// view.data is where the bytes are); `span` is where the device keeps them.
+struct DeviceMatrix {
+  MatrixView view;
+  DeviceSpan span;
+};
+
+// One layer of the paged KV cache on a device (see KvLayerView).
+struct DeviceKvLayer {
+  DeviceSpan k, v;  // [n_slots, n_kv_heads, head_dim] in dtype
+  DType dtype = DType::F16;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  int block_size = 16;
+};
+
+// AttentionBatch with its arrays on the device.
+struct DeviceAttentionBatch {
+  int64_t n_tokens = 0;
+  DeviceSpan positions;     // [n_tokens] int32
+  DeviceSpan seq_idx;       // [n_tokens] int32
+  DeviceSpan block_tables;  // [n_seqs, max_blocks_per_seq] int32
+  int max_blocks_per_seq = 0;
+};
+
+struct DeviceMemoryInfo {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;  // 0 with free_known false where the API does not say
+  bool free_known = false;
+};
+
+enum class DeviceKind { Cpu, Vulkan, Cuda };
+
+// An unrecoverable device failure (a lost device, a failed submission). The step that hit it is lost; the caller
+// fails the requests in flight and stops using the device.
+class DeviceLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual DeviceKind kind() const = 0;
+  // "cpu (avx512)", "vulkan:0 (llvmpipe ...)": for logs and `kairo devices`.
+  virtual std::string name() const = 0;
+  // True when spans are host addresses (span.ptr), so the caller can skip uploads and downloads.
+  virtual bool host_memory() const = 0;
+
+  // ---- memory ----
+  // `bytes` of zero-filled device memory for as long as the device lives or until free(). The error says how much
+  // was asked for and what the device has.
+  virtual Result<DeviceSpan> allocate(uint64_t bytes, const char* what) = 0;
+  virtual void free(DeviceSpan span) = 0;
+  // The largest single allocation (KV layers and step buffers must each fit in one).
+  virtual uint64_t max_allocation_bytes() const = 0;
+  virtual void upload(DeviceSpan dst, const void* src, uint64_t bytes) = 0;
+  // Waits for the work recorded so far, then copies.
+  virtual void download(DeviceSpan src, void* dst, uint64_t bytes) = 0;
+  virtual void copy(DeviceSpan src, DeviceSpan dst, uint64_t bytes) = 0;
+  // Waits for every piece of work submitted or recorded so far.
+  virtual void synchronize() = 0;
+  virtual DeviceMemoryInfo memory_info() const = 0;
+  // Whether kv_write and attention take a KV cache of this dtype; the error names the dtypes that work.
+  virtual Status check_kv_dtype(DType dtype) const = 0;
+
+  // Weights, once at load: each matrix is copied to the device (and may be repacked into a layout private to this
+  // device's matmul). The device owns the copies until it is destroyed. An entry whose span.ptr equals the host
+  // view's data was not copied (the CPU device with nothing to repack): keep the host bytes alive.
+  virtual Result<std::vector<DeviceMatrix>> upload_matrices(std::span<const MatrixView> host) = 0;
+
+  // ---- one step ----
+  // Ops between begin_step and end_step may run asynchronously; end_step waits for all of them.
+  virtual void begin_step(ThreadPool& pool) = 0;
+  // Per-step input (token ids, positions, block tables ...): device memory holding a copy of `bytes` at `host`,
+  // valid until end_step. The CPU device returns `host` itself.
+  virtual DeviceSpan stage(const void* host, uint64_t bytes) = 0;
+  virtual void end_step() = 0;
+
+  // ---- ops (semantics of kernels/backend.h) ----
+  // out[t, :] = dequant(table row ids[t]).  ids: [n] int32, out: [n, table.n_cols] f32
+  virtual void get_rows(const DeviceMatrix& table, DeviceSpan ids, int64_t n, DeviceSpan out) = 0;
+  // out[i, :] = x[rows[i], :].  rows: [n] int32, x/out rows of dim f32
+  virtual void gather_rows(DeviceSpan x, DeviceSpan rows, int64_t n, int64_t dim, DeviceSpan out) = 0;
+  // ys[i] = ws[i] · x for n_mats weights reading the same input x: [n_tokens, n_cols] -> ys[i]: [n_tokens, n_rows]
+  virtual void matmul(const DeviceMatrix* ws, int n_mats, DeviceSpan x, const DeviceSpan* ys, int64_t n_tokens,
+                      Numerics numerics) = 0;
+  virtual void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) = 0;
+  virtual void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) = 0;
+  virtual void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) = 0;
+  virtual void add(DeviceSpan y, DeviceSpan x, int64_t n) = 0;
+  virtual void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) = 0;
+  // slot_mapping: [n_tokens] int64
+  virtual void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
+                        int64_t n_tokens) = 0;
+  virtual void attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& kv, const DeviceAttentionBatch& batch,
+                         int n_heads, float scale) = 0;
+};
+
+// The CPU device over a kernel table (the fastest for this CPU by default).
+std::shared_ptr<Device> make_cpu_device(const Backend* backend = nullptr);
+
+}  // namespace kairo::kernels

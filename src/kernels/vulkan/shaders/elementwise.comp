@@ -1,0 +1,31 @@
+#version 450
+// swiglu (C = silu(A) * B), add (A += B) and add_bias (A[t, c] += B[c]): one invocation per element.
+#include "common.glsl"
+layout(local_size_x = 256) in;
+
+layout(std430, binding = 0) buffer ABuf { float A[]; };
+layout(std430, binding = 1) readonly buffer BBuf { float B[]; };
+#if defined(OP_SWIGLU)
+layout(std430, binding = 2) writeonly buffer CBuf { float C[]; };
+#endif
+
+layout(push_constant) uniform Push {
+  uint n;       // elements
+  uint a_off;
+  uint b_off;
+  uint c_off;
+  uint n_cols;  // add_bias: row length
+} pc;
+
+void main() {
+  const uint i = flat_group() * 256u + gl_LocalInvocationID.x;
+  if (i >= pc.n) return;
+#if defined(OP_SWIGLU)
+  const float g = A[pc.a_off + i];
+  C[pc.c_off + i] = g / (1.0 + exp(-g)) * B[pc.b_off + i];
+#elif defined(OP_ADD)
+  A[pc.a_off + i] = A[pc.a_off + i] + B[pc.b_off + i];
+#elif defined(OP_ADD_BIAS)
+  A[pc.a_off + i] = A[pc.a_off + i] + B[pc.b_off + i % pc.n_cols];
+#endif
+}

@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include "devices/open_device.h"
+
+namespace kairo::devices {
+namespace {
+
+TEST(ListDevices, NamesTheCpuWithItsMemoryAndKernels) {
+  const nlohmann::json j = list_devices_json();
+  EXPECT_EQ(j["cpu"]["device"], "cpu");
+  EXPECT_GT(j["cpu"]["memory_total_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GE(j["cpu"]["memory_total_bytes"].get<uint64_t>(), j["cpu"]["memory_available_bytes"].get<uint64_t>());
+  EXPECT_GT(j["cpu"]["cores"].get<int>(), 0);
+  EXPECT_FALSE(j["cpu"]["isa"].get<std::string>().empty());
+  EXPECT_TRUE(j["cuda"].contains("error"));
+  const std::string text = format_devices(j);
+  EXPECT_EQ(text.rfind("cpu ", 0), 0u) << text;
+}
+
+#ifdef KAIRO_HAS_VULKAN
+// CI installs Mesa's lavapipe, so a Vulkan device is always there; its real limits must come through.
+TEST(ListDevices, ListsEachVulkanDeviceWithItsLimits) {
+  const nlohmann::json j = list_devices_json();
+  ASSERT_FALSE(j["vulkan"].contains("error")) << j["vulkan"]["error"];
+  ASSERT_FALSE(j["vulkan"]["devices"].empty());
+  for (const auto& d : j["vulkan"]["devices"]) {
+    EXPECT_EQ(d["device"].get<std::string>().rfind("vulkan:", 0), 0u);
+    EXPECT_GT(d["max_storage_buffer_range"].get<uint64_t>(), 0u);
+    EXPECT_GT(d["max_memory_allocation_size"].get<uint64_t>(), 0u);
+    EXPECT_GT(d["subgroup_size"].get<uint32_t>(), 0u);
+    EXPECT_FALSE(d["memory_heaps"].empty());
+    if (d["name"].get<std::string>().find("llvmpipe") != std::string::npos) {
+      EXPECT_EQ(d["type"], "cpu");
+      EXPECT_EQ(d["max_storage_buffer_range"].get<uint64_t>(), 134217728u);  // lavapipe's 128 MiB
+    }
+  }
+  EXPECT_NE(format_devices(j).find("vulkan:0"), std::string::npos);
+}
+
+TEST(OpenDevice, NamesTheDevicesFoundWhenTheIndexIsTooLarge) {
+  auto r = open_device("vulkan:99");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("there is no Vulkan device 99; found vulkan:0"), std::string::npos)
+      << r.error().message;
+}
+#endif
+
+TEST(OpenDevice, CudaIsRefusedWithWhatToUseInstead) {
+  auto r = open_device("cuda");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("use --device vulkan"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace kairo::devices
