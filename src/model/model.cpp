@@ -1,8 +1,26 @@
 #include "model/model.h"
 
+#include "core/format.h"
 #include "model/decoder.h"
 
 namespace kairo::model {
+namespace {
+
+// A device with memory of its own must hold every weight: refused before anything is copied, with the sizes and
+// what to change, instead of failing at the allocation that runs out.
+Status check_weights_fit(const kernels::Device& dev, uint64_t weight_bytes) {
+  if (dev.host_memory()) return Status::success();
+  const kernels::DeviceMemoryInfo mem = dev.memory_info();
+  const uint64_t room = mem.free_known ? mem.free_bytes : mem.total_bytes;
+  // 10 % stays for the KV cache, the step buffers and the driver (kairo plan's usable fraction).
+  if (room == 0 || weight_bytes <= room / 10 * 9) return Status::success();
+  return Error{strprintf("the weights need %s but %s has %s %s: pick a smaller quantization of the model (kairo "
+                         "quantize, e.g. Q4_K_M), a device with more memory (kairo devices), or --device cpu",
+                         human_bytes(weight_bytes).c_str(), dev.name().c_str(), human_bytes(room).c_str(),
+                         mem.free_known ? "free" : "in all")};
+}
+
+}  // namespace
 
 struct Model::Scratch {
   DecoderScratch decoder;
@@ -38,6 +56,7 @@ Model::~Model() {
 
 Status Model::move_weights_to_device() {
   kernels::Device& dev = *device_;
+  KAIRO_TRY_STATUS(check_weights_fit(dev, weights_.n_bytes));
   // On a host-memory device the embedding table keeps its GGUF layout for get_rows and only the matmul views are
   // replaced (by repacked copies where the kernels have a faster layout); a tied output projection gets its own
   // packed copy. Other devices read one layout for both, so a tied output is the uploaded table itself.

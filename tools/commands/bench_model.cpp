@@ -148,7 +148,7 @@ int run_bench_model(const ModelArgs& a) {
       } else {
         const double tops = t.ops / n * t.avg_tps * 1e-12;
         tj["tops"] = tops;
-        tj["pct_of_int8"] = pct(tops, ceil.int8_tops);
+        if (ceil.int8_tops > 0) tj["pct_of_int8"] = pct(tops, ceil.int8_tops);
       }
       j["tests"].push_back(tj);
     }
@@ -157,10 +157,12 @@ int run_bench_model(const ModelArgs& a) {
   }
   std::printf("model: %s (%s), %s\n", a.model.c_str(), model_label(m).c_str(),
               human_bytes(m.file().file_size()).c_str());
-  std::printf("decode reads %s of weights per token; ceilings: read %.1f GB/s (%s), int8 %.2f TOP/s (%s)\n",
+  const std::string int8 = ceil.int8_tops > 0 ? strprintf("%.2f TOP/s (%s)", ceil.int8_tops,
+                                                          ceil.int8_measured ? "measured now" : "given")
+                                               : std::string("not measured on this device (give --int8-tops)");
+  std::printf("decode reads %s of weights per token; ceilings: read %.1f GB/s (%s), int8 %s\n",
               human_bytes(cost.decode_bytes_per_token).c_str(), ceil.read_gbs,
-              ceil.read_measured ? "measured now" : "given", ceil.int8_tops,
-              ceil.int8_measured ? "measured now" : "given");
+              ceil.read_measured ? "measured now" : "given", int8.c_str());
   if (ceil.read_prefetch_gbs > 0)
     std::printf("(read: a plain streaming read, as ../shared/BASELINES.md measures it; with software prefetch, as the "
                 "decode kernels read, %.1f GB/s)\n",
@@ -176,7 +178,8 @@ int run_bench_model(const ModelArgs& a) {
       bw = strprintf("| %.1f | %.0f %% ", gbs, pct(gbs, ceil.read_gbs));
     } else {
       const double tops = t.ops / n * t.avg_tps * 1e-12;
-      ops = strprintf("| %.3f | %.0f %% ", tops, pct(tops, ceil.int8_tops));
+      ops = ceil.int8_tops > 0 ? strprintf("| %.3f | %.0f %% ", tops, pct(tops, ceil.int8_tops))
+                               : strprintf("| %.3f | — ", tops);
     }
     std::printf("| %s | %s | %d | %s | %.2f ± %.2f %s%s|\n", model_label(m).c_str(), m.device().name().c_str(),
                 pool.n_threads(), t.name.c_str(), t.avg_tps, t.stddev_tps, bw.c_str(), ops.c_str());
