@@ -6,6 +6,8 @@
 #   3. the reference-logits tests on the GPU, where the model runner has a CUDA path (ctest label reference_cuda)
 #   4. decode bandwidth: the decode GEMV over 1B- and 8B-shaped weights (GB/s and % of the measured read bandwidth),
 #      then `kairo bench model` on `kairo synth` models where those commands take a CUDA backend
+#   5. where the machine has Vulkan (libvulkan-dev + glslc, the NVIDIA driver's ICD): the Vulkan suite on the GPU and
+#      `kairo bench roofline|model --device vulkan` (decode GB/s against the GPU's measured read bandwidth)
 # Budget: under 8 minutes on an H200; every step runs under `timeout`. Exit status: nonzero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,11 +30,14 @@ step "device"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || echo "nvidia-smi not available"
 
 step "configure + build ($build, CUDA archs $archs, -j$jobs)"
+vulkan=OFF
+if command -v glslc >/dev/null && pkg-config --exists vulkan 2>/dev/null; then vulkan=ON; fi
 if ! timeout 60 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKAIRO_CUDA=ON -DKAIRO_BUILD_TESTS=ON \
-    -DKAIRO_CUDA_ARCHS="$archs" >/dev/null; then
+    -DKAIRO_CUDA_ARCHS="$archs" -DKAIRO_VULKAN="$vulkan" >/dev/null; then
   echo "FAILED: configure"; exit 1
 fi
 targets=(test_kernels_cuda_host test_kernels_cuda_device cuda_decode_bench kairo)
+if [ "$vulkan" = ON ]; then targets+=(test_kernels_vulkan test_devices); fi
 if ! timeout 300 cmake --build "$build" --target "${targets[@]}" -j "$jobs"; then
   echo "FAILED: build"; exit 1
 fi
@@ -69,6 +74,25 @@ if [ -x "$kairo" ] && "$kairo" synth --help >/dev/null 2>&1 && "$kairo" bench mo
 else
   echo "NOT RUN: \`kairo synth\` / \`kairo bench model\` with a CUDA backend are not available in this tree yet;"
   echo "         the decode GEMV bench above measures the same weight stream."
+fi
+
+step "Vulkan on the GPU"
+if [ "$vulkan" = ON ]; then
+  "$build/kairo" devices
+  run vulkan-kernels 120 env KAIRO_VULKAN_VALIDATION=1 "$build/tests/kernels_vulkan/test_kernels_vulkan" --gtest_brief=1
+  run vulkan-model 120 env KAIRO_VULKAN_VALIDATION=1 "$build/tests/devices/test_devices" --gtest_brief=1
+  run vulkan-roofline 60 "$build/kairo" bench roofline --device vulkan
+  tmp="$(mktemp -d)"
+  for type in Q4_0 Q8_0; do
+    run "vulkan-synth-$type" 120 "$build/kairo" synth tinyllama-1.1b "$tmp/tl-$type.gguf" --type "$type" \
+      --tokenizer-from models/aidreams260K.gguf &&
+      run "vulkan-bench-$type" 120 "$build/kairo" bench model --device vulkan --model "$tmp/tl-$type.gguf" \
+        --pp 512 --tg 128 --reps 2
+    rm -f "$tmp/tl-$type.gguf"
+  done
+  rm -rf "$tmp"
+else
+  echo "NOT RUN: no Vulkan SDK here (apt-get install libvulkan-dev glslc): the Vulkan backend was not built"
 fi
 
 step "done"

@@ -95,19 +95,20 @@ Result<ModelBenchResult> run_model_bench(model::Model& model, const ModelBenchOp
   ModelBenchResult result;
   result.cost = model_cost(model.file(), c);
   model::Batch batch;
+  model::StepBuffers buffers(model.shared_device());
   std::vector<float> logits;
 
   auto prefill = [&](int n, kernels::Numerics numerics) {
     for (int begin = 0; begin < n; begin += o.n_batch) {
       fill_batch(batch, tokens, begin, std::min(n, begin + o.n_batch), n_blocks);
       batch.numerics = numerics;
-      model.forward(batch, kv, logits, pool);
+      model.forward(batch, kv, buffers, logits, pool);
     }
   };
   auto decode = [&](int n) {
     for (int p = 0; p < n; ++p) {
       fill_batch(batch, tokens, p, p + 1, n_blocks);
-      model.forward(batch, kv, logits, pool);
+      model.forward(batch, kv, buffers, logits, pool);
     }
   };
   // Warm-up: faults in the mapped weights and lets the backend set up whatever it caches.

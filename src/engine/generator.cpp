@@ -63,6 +63,7 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
   GenerateResult result;
   std::vector<int32_t> seq = prompt;
   model::Batch batch;
+  model::StepBuffers buffers(model.shared_device());
   std::vector<float> logits;
 
   const kernels::Numerics numerics = opts.exact_numerics || opts.sampling.temperature <= 0.0f
@@ -74,7 +75,7 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
     const int64_t end = std::min<int64_t>(seq.size(), begin + chunk);
     fill_batch(batch, seq, begin, end, n_blocks);
     batch.numerics = numerics;
-    model.forward(batch, kv, logits, pool);
+    model.forward(batch, kv, buffers, logits, pool);
   }
   result.prefill_seconds = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
@@ -96,7 +97,7 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
     }
     seq.push_back(token);
     fill_batch(batch, seq, static_cast<int64_t>(seq.size()) - 1, static_cast<int64_t>(seq.size()), n_blocks);
-    model.forward(batch, kv, logits, pool);
+    model.forward(batch, kv, buffers, logits, pool);
   }
   result.decode_seconds = seconds_since(t0);
   return result;

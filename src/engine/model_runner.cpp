@@ -28,7 +28,7 @@ void ModelRunner::run(const StepPlan& plan) {
     }
     if (c.needs_sample) batch_.logits_rows.push_back(static_cast<int32_t>(batch_.token_ids.size() - 1));
   }
-  model_.forward(batch_, storage_, logits_, pool_);
+  model_.forward(batch_, storage_, buffers_, logits_, pool_);
 }
 
 }  // namespace kairo::engine

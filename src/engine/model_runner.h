@@ -14,7 +14,7 @@ namespace kairo::engine {
 class ModelRunner {
  public:
   ModelRunner(model::Model& model, model::KvStorage& storage, kv::KVCacheManager& kv, ThreadPool& pool)
-      : model_(model), storage_(storage), kv_(kv), pool_(pool) {}
+      : model_(model), storage_(storage), kv_(kv), pool_(pool), buffers_(model.shared_device()) {}
 
   // Runs the step. Afterwards logits_row(i) is the logits of the i-th chunk with needs_sample, in plan order.
   void run(const StepPlan& plan);
@@ -27,6 +27,7 @@ class ModelRunner {
   kv::KVCacheManager& kv_;
   ThreadPool& pool_;
   model::Batch batch_;
+  model::StepBuffers buffers_;  // the step's activations on the model's device
   std::vector<float> logits_;
 };
 

@@ -17,7 +17,8 @@ DeviceSpan stage(kernels::Device& dev, const std::vector<T>& v) {
 
 }  // namespace
 
-Status DecoderScratch::reserve(kernels::Device& dev, const ModelConfig& c, int64_t n_tokens, int64_t n_logits) {
+Status StepBuffers::reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits) {
+  kernels::Device& dev = *device_;
   auto grow = [&](DeviceSpan& span, int64_t n_floats, const char* what) -> Status {
     const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(n_floats, 1)) * kF32;
     if (!span.empty()) dev.free(span);
@@ -25,7 +26,7 @@ Status DecoderScratch::reserve(kernels::Device& dev, const ModelConfig& c, int64
     KAIRO_TRY_ASSIGN(span, dev.allocate(bytes, what));
     return Status::success();
   };
-  if (n_tokens > token_capacity) {
+  if (n_tokens > token_capacity_) {
     KAIRO_TRY_STATUS(grow(x, n_tokens * c.dim, "the residual stream (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(xn, n_tokens * c.dim, "the normed activations (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(q, n_tokens * c.q_dim(), "the queries (lower --max-num-batched-tokens)"));
@@ -35,30 +36,31 @@ Status DecoderScratch::reserve(kernels::Device& dev, const ModelConfig& c, int64
     KAIRO_TRY_STATUS(grow(proj, n_tokens * c.dim, "the projections (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(gate, n_tokens * c.ffn_dim, "the FFN gate (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(up, n_tokens * c.ffn_dim, "the FFN up projection (lower --max-num-batched-tokens)"));
-    token_capacity = n_tokens;
+    token_capacity_ = n_tokens;
   }
-  if (n_logits > logits_capacity) {
+  if (n_logits > logits_capacity_) {
     KAIRO_TRY_STATUS(grow(out_x, n_logits * c.dim, "the final hidden states (lower --max-num-seqs)"));
     if (!dev.host_memory())
       KAIRO_TRY_STATUS(grow(logits, n_logits * c.n_vocab, "the logits (lower --max-num-seqs)"));
-    logits_capacity = n_logits;
+    logits_capacity_ = n_logits;
   }
   return Status::success();
 }
 
-void DecoderScratch::release(kernels::Device& dev) {
+void StepBuffers::release() {
   for (DeviceSpan* s : {&x, &xn, &q, &k, &v, &attn, &proj, &gate, &up, &out_x, &logits}) {
-    if (!s->empty()) dev.free(*s);
+    if (!s->empty()) device_->free(*s);
     *s = {};
   }
-  token_capacity = logits_capacity = 0;
+  token_capacity_ = logits_capacity_ = 0;
 }
 
-void decoder_forward(const ModelConfig& c, const ModelWeights& w, kernels::Device& dev, const Batch& batch,
-                     KvStorage& kv, DecoderScratch& s, std::vector<float>& logits, ThreadPool& pool) {
+void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& batch, KvStorage& kv, StepBuffers& s,
+                     std::vector<float>& logits, ThreadPool& pool) {
+  kernels::Device& dev = s.device();
   const int64_t n = batch.n_tokens();
   const int64_t n_logits = static_cast<int64_t>(batch.logits_rows.size());
-  if (Status st = s.reserve(dev, c, n, n_logits); !st) throw std::runtime_error(st.error().message);
+  if (Status st = s.reserve(c, n, n_logits); !st) throw std::runtime_error(st.error().message);
   logits.resize(static_cast<size_t>(n_logits * c.n_vocab));
 
   dev.begin_step(pool);

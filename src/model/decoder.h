@@ -2,6 +2,7 @@
 // The generic pre-norm decoder (llama family and its relatives), written once over kernels::Device and
 // parameterised by ModelConfig. Every tensor it touches lives on the device; per step only the batch description
 // goes up and only the logits rows that were asked for come down.
+#include <memory>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -13,9 +14,21 @@
 
 namespace kairo::model {
 
-// The step's activation buffers on the device, grown to the largest batch seen and then reused (no allocation in
-// steady state).
-struct DecoderScratch {
+// A step's activation buffers on the device, grown to the largest batch seen and then reused (no allocation in
+// steady state). Whoever runs steps owns one (the engine's model runner, the generator, the benchmarks); freed with
+// it.
+class StepBuffers {
+ public:
+  explicit StepBuffers(std::shared_ptr<kernels::Device> device) : device_(std::move(device)) {}
+  ~StepBuffers() { release(); }
+  StepBuffers(const StepBuffers&) = delete;
+  StepBuffers& operator=(const StepBuffers&) = delete;
+
+  // Grows the buffers to hold a step of n_tokens tokens and n_logits logits rows. The error names the buffer the
+  // device could not hold and the knob that shrinks it.
+  Status reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits);
+  kernels::Device& device() const { return *device_; }
+
   kernels::DeviceSpan x;      // [n_tokens, dim] residual stream
   kernels::DeviceSpan xn;     // [n_tokens, dim] normed input of a sub-block
   kernels::DeviceSpan q;      // [n_tokens, q_dim]
@@ -27,18 +40,18 @@ struct DecoderScratch {
   kernels::DeviceSpan up;     // [n_tokens, ffn_dim]
   kernels::DeviceSpan out_x;  // [n_logits, dim]
   kernels::DeviceSpan logits; // [n_logits, n_vocab] (devices without host memory)
-  int64_t token_capacity = 0;
-  int64_t logits_capacity = 0;
 
-  // Grows the buffers to hold a step of n_tokens tokens and n_logits logits rows. The error names the buffer the
-  // device could not hold and the knob that shrinks it.
-  Status reserve(kernels::Device& dev, const ModelConfig& c, int64_t n_tokens, int64_t n_logits);
-  void release(kernels::Device& dev);
+ private:
+  void release();
+
+  std::shared_ptr<kernels::Device> device_;
+  int64_t token_capacity_ = 0;
+  int64_t logits_capacity_ = 0;
 };
 
 // Throws kernels::DeviceLost when the device fails mid-step, and std::runtime_error when the step's buffers do not
 // fit on the device (the engine bounds steps by --max-num-batched-tokens, which the planner checked).
-void decoder_forward(const ModelConfig& c, const ModelWeights& w, kernels::Device& dev, const Batch& batch,
-                     KvStorage& kv, DecoderScratch& s, std::vector<float>& logits, ThreadPool& pool);
+void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& batch, KvStorage& kv, StepBuffers& s,
+                     std::vector<float>& logits, ThreadPool& pool);
 
 }  // namespace kairo::model

@@ -22,10 +22,6 @@ Status check_weights_fit(const kernels::Device& dev, uint64_t weight_bytes) {
 
 }  // namespace
 
-struct Model::Scratch {
-  DecoderScratch decoder;
-};
-
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, const kernels::Backend* backend) {
   return load(path, kernels::make_cpu_device(backend));
 }
@@ -46,12 +42,7 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, std::shared_ptr
   KAIRO_TRY_ASSIGN(m->weights_, bind_weights(m->file_, m->config_));
   m->device_ = std::move(device);
   KAIRO_TRY_STATUS(m->move_weights_to_device());
-  m->scratch_ = std::make_unique<Scratch>();
   return m;
-}
-
-Model::~Model() {
-  if (scratch_) scratch_->decoder.release(*device_);
 }
 
 Status Model::move_weights_to_device() {
@@ -103,8 +94,9 @@ Status Model::move_weights_to_device() {
   return Status::success();
 }
 
-void Model::forward(const Batch& batch, KvStorage& kv, std::vector<float>& logits, ThreadPool& pool) {
-  decoder_forward(config_, weights_, *device_, batch, kv, scratch_->decoder, logits, pool);
+void Model::forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits,
+                    ThreadPool& pool) {
+  decoder_forward(config_, weights_, batch, kv, buffers, logits, pool);
 }
 
 }  // namespace kairo::model

@@ -11,6 +11,7 @@
 #include "kernels/device.h"
 #include "model/batch.h"
 #include "model/config.h"
+#include "model/decoder.h"
 #include "model/kv_storage.h"
 #include "model/weights.h"
 
@@ -24,7 +25,6 @@ class Model {
   static Result<std::unique_ptr<Model>> load(const std::string& path, std::shared_ptr<kernels::Device> device);
   static Result<std::unique_ptr<Model>> from_file(gguf::File file, const kernels::Backend* backend = nullptr);
   static Result<std::unique_ptr<Model>> from_file(gguf::File file, std::shared_ptr<kernels::Device> device);
-  ~Model();
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
@@ -32,13 +32,13 @@ class Model {
   kernels::Device& device() const { return *device_; }
   const std::shared_ptr<kernels::Device>& shared_device() const { return device_; }
 
-  // Runs one step. Writes K/V of every token into its slot, and logits for batch.logits_rows into `logits`
-  // ([logits_rows.size(), n_vocab], resized). Not thread-safe: one caller at a time (it owns the step buffers).
-  void forward(const Batch& batch, KvStorage& kv, std::vector<float>& logits, ThreadPool& pool);
+  // Runs one step on `buffers` (of this model's device; see StepBuffers). Writes K/V of every token into its slot,
+  // and logits for batch.logits_rows into `logits` ([logits_rows.size(), n_vocab], resized). One step at a time
+  // per device: a device records one step at a time.
+  void forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits, ThreadPool& pool);
 
  private:
   Model() = default;
-  struct Scratch;
   // Copies (or, on the CPU, repacks) the weights for the device, once at load.
   Status move_weights_to_device();
 
@@ -46,7 +46,6 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   std::shared_ptr<kernels::Device> device_;
-  std::unique_ptr<Scratch> scratch_;
 };
 
 }  // namespace kairo::model

@@ -192,7 +192,8 @@ TEST(Synth, ModelsLoadAndRunForBothArchitectures) {
     b.logits_rows = {4};
     std::vector<float> logits;
     ThreadPool pool(2);
-    (*m)->forward(b, *kv, logits, pool);
+    model::StepBuffers buffers((*m)->shared_device());
+    (*m)->forward(b, *kv, buffers, logits, pool);
     ASSERT_EQ(logits.size(), 600u);
     double sum_sq = 0;
     for (float x : logits) {

@@ -244,14 +244,15 @@ TEST(VulkanEngine, LogitsOfASequenceAreBitIdenticalAloneAndInABatch) {
   alone.block_tables = {0, 1, 2};
   alone.max_blocks_per_seq = 3;
   std::vector<float> alone_logits;
-  (*model)->forward(alone, *kv, alone_logits, pool);
+  model::StepBuffers buffers((*model)->shared_device());
+  (*model)->forward(alone, *kv, buffers, alone_logits, pool);
   model::Batch both;
   fill(both, 0, 6, 20, 7);
   fill(both, 1, 9, 33, 100);
   both.block_tables = {6, 7, 8, 9, 10, 11};
   both.max_blocks_per_seq = 3;
   std::vector<float> both_logits;
-  (*model)->forward(both, *kv, both_logits, pool);
+  (*model)->forward(both, *kv, buffers, both_logits, pool);
   ASSERT_EQ(both_logits.size(), 2u * c.n_vocab);
   for (int i = 0; i < c.n_vocab; ++i) ASSERT_EQ(alone_logits[i], both_logits[i]) << "vocab " << i;
 }

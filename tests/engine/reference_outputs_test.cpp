@@ -180,7 +180,8 @@ TEST_P(SynthReference, RelaxedPrefillOfTheReferenceRunMatchesLlamaCpp) {
   batch.numerics = kernels::Numerics::Relaxed;
   std::vector<float> logits;
   ThreadPool pool(2);
-  (*model)->forward(batch, *kv, logits, pool);
+  model::StepBuffers buffers((*model)->shared_device());
+  (*model)->forward(batch, *kv, buffers, logits, pool);
   const size_t n_vocab = static_cast<size_t>((*model)->config().n_vocab);
   for (size_t k = 0; k < logit_steps.size(); ++k) {
     const auto want = steps[logit_steps[k]]["logits"].get<std::vector<float>>();
