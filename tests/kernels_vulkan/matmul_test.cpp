@@ -1,9 +1,11 @@
 // matmul and get_rows for every weight type against the scalar reference; weights over one bindable buffer; the
 // batch-invariance contract (a token's outputs do not depend on the other tokens of the call).
+#include <cstdlib>
 #include <random>
 
 #include "kernels/kernel_test_util.h"
 #include "kernels/ref/ref_ops.h"
+#include "kernels/vulkan/vk_device_impl.h"
 #include "vk_test_util.h"
 
 namespace kairo::kernels::vulkan {
@@ -194,6 +196,47 @@ TEST(VulkanMatmulLarge, WeightOverOneBufferIsSplitIntoPieces) {
   }
   d->free(ids);
   d->free(rows_out);
+}
+
+}  // namespace
+}  // namespace kairo::kernels::vulkan
+
+namespace kairo::kernels::vulkan {
+namespace {
+
+// Devices with 8/16-bit storage read weight bytes directly (the _s8 shader variants); others shift them out of
+// 32-bit words. Both must give the same bits for every type, so the variant a device picks never changes outputs.
+TEST(VulkanShaderVariants, ByteStorageAndPortableShadersAgreeBitForBit) {
+  KAIRO_VK_DEVICE(d);
+  ASSERT_TRUE(static_cast<VulkanDevice&>(*d).context().byte_storage)
+      << "lavapipe has 8/16-bit storage: the byte-load variants should be chosen";
+  ::setenv("KAIRO_VULKAN_PORTABLE_SHADERS", "1", 1);
+  auto portable = open_device(0);
+  ::unsetenv("KAIRO_VULKAN_PORTABLE_SHADERS");
+  ASSERT_TRUE(portable.ok()) << portable.error().message;
+  ASSERT_FALSE(static_cast<VulkanDevice&>(**portable).context().byte_storage);
+  std::mt19937 rng(11);
+  for (DType type : kAllTypes) {
+    const int64_t n_cols = is_k_quant(type) ? 512 : 160;
+    auto w = random_weight(rng, type, 41, n_cols);
+    const DeviceMatrix a = upload_one(*d, w.view);
+    const DeviceMatrix b = upload_one(**portable, w.view);
+    const std::vector<float> x = random_floats(rng, static_cast<size_t>(9 * n_cols));
+    EXPECT_EQ(device_matmul(*d, a, x, 9), device_matmul(**portable, b, x, 9)) << dtype_name(type);
+    const std::vector<int32_t> ids = {40, 3, 0};
+    std::vector<float> rows[2];
+    Device* devs[2] = {d.get(), portable->get()};
+    const DeviceMatrix* mats[2] = {&a, &b};
+    for (int k = 0; k < 2; ++k) {
+      DeviceSpan ids_d = to_device(*devs[k], ids);
+      DeviceSpan out = testing::zeros(*devs[k], ids.size() * n_cols * 4);
+      devs[k]->get_rows(*mats[k], ids_d, static_cast<int64_t>(ids.size()), out);
+      rows[k] = from_device<float>(*devs[k], out, ids.size() * n_cols);
+      devs[k]->free(ids_d);
+      devs[k]->free(out);
+    }
+    EXPECT_EQ(rows[0], rows[1]) << dtype_name(type);
+  }
 }
 
 }  // namespace

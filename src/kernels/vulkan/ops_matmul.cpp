@@ -100,8 +100,9 @@ void VulkanDevice::matmul(const DeviceMatrix* ws, int n_mats, DeviceSpan x, cons
   for (int i = 0; i < n_mats; ++i) {
     const MatrixView& v = ws[i].view;
     const std::string sfx = type_suffix(v.dtype);
-    const Pipeline& t1 = pipelines_->get("matmul_" + sfx + "_t1", 3);
-    const Pipeline& t8 = pipelines_->get("matmul_" + sfx + "_t8", 3);
+    const char* storage = ctx_->byte_storage ? "_s8" : "";  // the device's byte loads where it has them
+    const Pipeline& t1 = pipelines_->get("matmul_" + sfx + "_t1" + storage, 3);
+    const Pipeline& t8 = pipelines_->get("matmul_" + sfx + "_t8" + storage, 3);
     MatmulPush pc{};
     pc.n_cols = static_cast<uint32_t>(v.n_cols);
     pc.n_blocks = static_cast<uint32_t>((v.n_cols + 31) / 32);
@@ -142,7 +143,8 @@ void VulkanDevice::matmul(const DeviceMatrix* ws, int n_mats, DeviceSpan x, cons
 void VulkanDevice::get_rows(const DeviceMatrix& table, DeviceSpan ids, int64_t n, DeviceSpan out) {
   if (n <= 0) return;
   const MatrixView& v = table.view;
-  const Pipeline& p = pipelines_->get(std::string("get_rows_") + type_suffix(v.dtype), 3);
+  const Pipeline& p =
+      pipelines_->get(std::string("get_rows_") + type_suffix(v.dtype) + (ctx_->byte_storage ? "_s8" : ""), 3);
   GetRowsPush pc{};
   pc.n_cols = static_cast<uint32_t>(v.n_cols);
   pc.n_blocks = static_cast<uint32_t>((v.n_cols + 31) / 32);

@@ -327,7 +327,17 @@ Result<std::unique_ptr<Context>> open_context(int index) {
   qci.pQueuePriorities = &priority;
   std::vector<const char*> extensions;
   if (ctx->has_memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  // Byte and half-word loads from storage buffers, where the device has them (Vulkan 1.2 core features).
+  const char* portable = std::getenv("KAIRO_VULKAN_PORTABLE_SHADERS");
+  ctx->byte_storage = ctx->info.storage_8bit && ctx->info.storage_16bit &&
+                      !(portable != nullptr && std::string(portable) == "1");
+  VkPhysicalDeviceVulkan11Features enable11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  enable11.pNext = &enable12;
+  enable11.storageBuffer16BitAccess = VK_TRUE;
+  enable12.storageBuffer8BitAccess = VK_TRUE;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  if (ctx->byte_storage) dci.pNext = &enable11;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());

@@ -30,6 +30,10 @@ struct Context {
   VkCommandPool command_pool = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   bool timestamps = false;  // compute-queue timestamps are valid
+  // The weight shaders read bytes through 8/16-bit storage (the device has both features, enabled at creation)
+  // instead of shifting them out of 32-bit words. KAIRO_VULKAN_PORTABLE_SHADERS=1 keeps the 32-bit variants (tests
+  // compare the two bit for bit).
+  bool byte_storage = false;
   double timestamp_period_ns = 1.0;
 
   Context() = default;

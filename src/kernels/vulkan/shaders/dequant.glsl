@@ -7,9 +7,15 @@
 // The values are assigned through `precise` temporaries: the driver may then not fuse d * q - m differently in the
 // matmul variants (tokens per workgroup 1 and 8) that must agree bit for bit.
 
+#if defined(STORAGE8)
+// Direct byte and half-word loads (STORAGE8 variants: the includer aliases W as W8 / W16). Same values.
+uint rd16(uint a) { return uint(W16[a >> 1]); }
+uint rd8(uint a) { return uint(W8[a]); }
+#else
 uint rd16(uint a) { return (W[a >> 2] >> ((a & 2u) << 3)) & 0xffffu; }
-uint rd32(uint a) { return (a & 2u) == 0u ? W[a >> 2] : ((W[a >> 2] >> 16) | (W[(a >> 2) + 1u] << 16)); }
 uint rd8(uint a) { return (W[a >> 2] >> ((a & 3u) << 3)) & 0xffu; }
+#endif
+uint rd32(uint a) { return (a & 2u) == 0u ? W[a >> 2] : ((W[a >> 2] >> 16) | (W[(a >> 2) + 1u] << 16)); }
 float rdf16(uint a) { return unpackHalf2x16(rd16(a)).x; }
 
 // Sub-block j (0..7) scale and min of Q4_K/Q5_K from the 12 packed bytes at `s` (see tensor/blocks.h).

@@ -1,9 +1,18 @@
 #version 450
+#if defined(STORAGE8)
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // out[t, :] = dequant(row ids[t]) for the ids that fall in this piece of the table; one invocation per 32-value
 // block, one workgroup row per token.
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) readonly buffer WBuf { uint W[]; };
+#if defined(STORAGE8)
+// The same weight bytes seen as bytes and half-words (aliases of binding 0), for devices with 8/16-bit storage.
+layout(std430, binding = 0) readonly buffer WBuf8 { uint8_t W8[]; };
+layout(std430, binding = 0) readonly buffer WBuf16 { uint16_t W16[]; };
+#endif
 layout(std430, binding = 1) readonly buffer IdBuf { int IDS[]; };
 layout(std430, binding = 2) writeonly buffer OBuf { float O[]; };
 

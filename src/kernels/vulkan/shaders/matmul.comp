@@ -1,4 +1,8 @@
 #version 450
+#if defined(STORAGE8)
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 // y[t, r] = W[r, :] . x[t, :] for TPW tokens and ROWS rows per workgroup; 32 invocations per row.
 //
 // The batch-invariance contract fixes the reduction order by (t, r) alone: invocation j sums, in order, the
@@ -11,6 +15,11 @@
 layout(local_size_x = 32, local_size_y = ROWS) in;
 
 layout(std430, binding = 0) readonly buffer WBuf { uint W[]; };
+#if defined(STORAGE8)
+// The same weight bytes seen as bytes and half-words (aliases of binding 0), for devices with 8/16-bit storage.
+layout(std430, binding = 0) readonly buffer WBuf8 { uint8_t W8[]; };
+layout(std430, binding = 0) readonly buffer WBuf16 { uint16_t W16[]; };
+#endif
 layout(std430, binding = 1) readonly buffer XBuf { float X[]; };
 layout(std430, binding = 2) writeonly buffer YBuf { float Y[]; };
 
