@@ -42,6 +42,9 @@ struct RopeParams {
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;   // linear scaling: position * freq_scale
   RopeStyle style = RopeStyle::Normal;
+  // [n_rot / 2] or null: pair i's angle is divided by freq_factors[i] (llama-3 rope scaling: the GGUF's
+  // rope_freqs tensor). A host pointer on every device (the angles are computed on the host side).
+  const float* freq_factors = nullptr;
 };
 
 // The paged KV cache of one layer: n_blocks blocks of block_size token slots; slot s = block * block_size + offset.

@@ -75,7 +75,8 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
   dev.get_rows(w.token_embd, token_ids, n, s.x);
 
   kernels::RopeParams rope_q = c.rope;
-  kernels::RopeParams rope_k = c.rope;
+  rope_q.freq_factors = w.rope_freq_factors;
+  kernels::RopeParams rope_k = rope_q;
   rope_k.n_heads = c.n_kv_heads;
   const float attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 

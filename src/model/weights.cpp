@@ -60,6 +60,14 @@ class Binder {
   const gguf::File& f_;
   ModelWeights& w_;
   std::set<std::string> bound_;
+
+ public:
+  // The first tensor of the file that was not bound, or "".
+  std::string first_unbound() const {
+    for (const gguf::TensorInfo& t : f_.tensors())
+      if (!bound_.count(t.name)) return t.name;
+    return "";
+  }
 };
 
 }  // namespace
@@ -73,6 +81,10 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
     w.output = w.token_embd;
   } else {
     KAIRO_TRY_ASSIGN(w.output, b.mat("output.weight", c.n_vocab, c.dim));
+  }
+  if (file.find_tensor("rope_freqs.weight")) {
+    KAIRO_TRY_ASSIGN(VectorSpan factors, b.vec("rope_freqs.weight", c.rope.n_rot / 2));
+    w.rope_freq_factors = factors.host<const float>();
   }
   w.layers.resize(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) {
@@ -92,6 +104,11 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
     KAIRO_TRY_ASSIGN(L.w_gate, b.mat(p + "ffn_gate.weight", c.ffn_dim, c.dim));
     KAIRO_TRY_ASSIGN(L.w_up, b.mat(p + "ffn_up.weight", c.ffn_dim, c.dim));
     KAIRO_TRY_ASSIGN(L.w_down, b.mat(p + "ffn_down.weight", c.dim, c.ffn_dim));
+  }
+  if (const std::string extra = b.first_unbound(); !extra.empty()) {
+    return Error{strprintf("%s: tensor '%s' is not used by kairo's %s forward pass (a feature it does not implement "
+                           "yet); running without it would give wrong outputs, so the model is refused",
+                           file.path().c_str(), extra.c_str(), c.arch.c_str())};
   }
   return w;
 }

@@ -29,11 +29,16 @@ struct ModelWeights {
   Matrix token_embd;                 // [n_vocab, dim]
   VectorSpan output_norm;            // [dim]
   Matrix output;                     // [n_vocab, dim] (the embedding when tied)
+  // [n_rot / 2] rope frequency factors (llama-3 rope scaling, the rope_freqs tensor) or null. Host memory (the file
+  // mapping) on every device: rope angles are computed on the host side (kernels::RopeParams::freq_factors).
+  const float* rope_freq_factors = nullptr;
   std::vector<LayerWeights> layers;
   uint64_t n_bytes = 0;              // bytes of all bound tensors
   uint64_t n_params = 0;
 };
 
+// Every tensor of the file must be bound: one the forward pass would not use (a feature kairo does not implement)
+// is refused by name rather than silently ignored, which would give wrong outputs.
 Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& config);
 
 }  // namespace kairo::model

@@ -145,6 +145,45 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// llama-3 rope scaling (rope_freqs) on the device: the long prompt's first steps, centred log-probabilities.
+TEST(VulkanLlama3, RopeFrequencyFactorsMatchLlamaCpp) {
+  const json ref = load_json(testing::shared_path("reference/synth-llama3.f16.long.json"));
+  auto model = model::Model::load(testing::shared_path("models/synth-llama3.f16.gguf"), vulkan());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  engine::GenerateOptions opts;
+  opts.max_tokens = 4;
+  opts.sampling.temperature = 0;
+  opts.n_logit_steps = 4;
+  ThreadPool pool(1);
+  auto r = engine::generate(**model, ref["prompt_tokens"].get<std::vector<int32_t>>(), opts, pool);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto centre = [](std::vector<double> v) {
+    double mean = 0;
+    for (double x : v) mean += x;
+    for (double& x : v) x -= mean / static_cast<double>(v.size());
+    return v;
+  };
+  for (int i = 0; i < 4; ++i) {
+    const auto& logits = r->step_logits[static_cast<size_t>(i)];
+    double max = -INFINITY, sum = 0;
+    for (float v : logits) max = std::max<double>(max, v);
+    for (float v : logits) sum += std::exp(v - max);
+    std::vector<double> got(logits.size());
+    for (size_t k = 0; k < logits.size(); ++k) got[k] = logits[k] - max - std::log(sum);
+    const std::vector<double> a = centre(got), b = centre(ref["steps"][i]["logprobs"].get<std::vector<double>>());
+    double dot = 0, na = 0, nb = 0;
+    for (size_t k = 0; k < a.size(); ++k) {
+      dot += a[k] * b[k];
+      na += a[k] * a[k];
+      nb += b[k] * b[k];
+    }
+    const double cos = dot / std::sqrt(na * nb);
+    std::printf("vulkan synth-llama3.f16 long step %d: centred logprob cosine %.6f\n", i, cos);
+    EXPECT_GE(cos, 0.999) << "step " << i;
+    if (r->tokens[static_cast<size_t>(i)] != ref["steps"][i]["token"].get<int32_t>()) break;
+  }
+}
+
 // ---- the engine on the device ----
 
 struct Collected {

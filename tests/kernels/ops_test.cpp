@@ -66,6 +66,49 @@ TEST_P(OpsTest, RopeNormalAndNeox) {
   }
 }
 
+// llama-3 rope scaling: each pair's angle divided by its frequency factor (the rope_freqs tensor).
+TEST_P(OpsTest, RopeWithFrequencyFactors) {
+  KAIRO_BACKEND_OR_SKIP(be, GetParam());
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> factor(1.0f, 8.0f);
+  for (RopeStyle style : {RopeStyle::Normal, RopeStyle::Neox}) {
+    RopeParams p;
+    p.n_heads = 3;
+    p.head_dim = 64;
+    p.n_rot = 64;
+    p.style = style;
+    p.freq_base = 500000.0f;
+    std::vector<float> factors(32);
+    for (float& f : factors) f = factor(rng);
+    p.freq_factors = factors.data();
+    const std::vector<int32_t> pos = {0, 5, 300, 8191, 100000};
+    auto ref = testing::random_floats(rng, pos.size() * p.n_heads * p.head_dim);
+    auto got = ref;
+    reference_backend().rope(ref.data(), pos.data(), static_cast<int64_t>(pos.size()), p);
+    be->rope(got.data(), pos.data(), static_cast<int64_t>(pos.size()), p);
+    expect_close(got, ref);
+  }
+}
+
+// The reference against an independent computation of one rotation: pair i of a Normal-style head at position p
+// turns by p * base^(-2i / n_rot) / factor_i.
+TEST(RopeReference, FrequencyFactorsDivideTheAngle) {
+  RopeParams p;
+  p.n_heads = 1;
+  p.head_dim = 4;
+  p.n_rot = 4;
+  p.freq_base = 10000.0f;
+  const float factors[2] = {1.0f, 4.0f};
+  p.freq_factors = factors;
+  std::vector<float> x = {1.0f, 0.0f, 1.0f, 0.0f};
+  const int32_t pos = 3000;
+  reference_backend().rope(x.data(), &pos, 1, p);
+  EXPECT_NEAR(x[0], std::cos(3000.0), 1e-6);
+  EXPECT_NEAR(x[1], std::sin(3000.0), 1e-6);
+  EXPECT_NEAR(x[2], std::cos(3000.0 / 100.0 / 4.0), 1e-6);  // base^(-2/4) = 1/100, then / 4
+  EXPECT_NEAR(x[3], std::sin(3000.0 / 100.0 / 4.0), 1e-6);
+}
+
 TEST_P(OpsTest, SwigluAddBias) {
   KAIRO_BACKEND_OR_SKIP(be, GetParam());
   std::mt19937 rng(3);

@@ -63,6 +63,21 @@ TEST(VulkanOps, RopeMatchesReferenceForBothStylesAndPartialRotation) {
       d->free(ps);
     }
   }
+  // llama-3 rope scaling: per-pair frequency factors (two sets, so the device's cached table is keyed by them).
+  for (const float scale_factors : {1.0f, 8.0f}) {
+    std::vector<float> factors(32);
+    for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + scale_factors * static_cast<float>(i) / 32.0f;
+    RopeParams p{4, 64, 64, 500000.0f, 1.0f, RopeStyle::Normal};
+    p.freq_factors = factors.data();
+    const std::vector<int32_t> pos(positions.begin(), positions.end());
+    std::vector<float> x = random_floats(rng, pos.size() * 4 * 64);
+    DeviceSpan xs = to_device(*d, x), ps = to_device(*d, pos);
+    d->rope(xs, ps, static_cast<int64_t>(pos.size()), p);
+    ref::rope(x.data(), pos.data(), static_cast<int64_t>(pos.size()), p);
+    EXPECT_LE(rel_error(from_device<float>(*d, xs, x.size()), x), 2e-6) << "factors up to " << 1 + scale_factors;
+    d->free(xs);
+    d->free(ps);
+  }
 }
 
 // swiglu: exp and a division, a few ulps each (GLSL exp is accurate to 3 + 2|x| ulp).

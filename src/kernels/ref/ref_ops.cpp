@@ -45,7 +45,9 @@ void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams
     for (int h = 0; h < p.n_heads; ++h) {
       float* v = x + (t * p.n_heads + h) * p.head_dim;
       for (int i = 0; i < half; ++i) {
-        const double theta = pos * std::pow(static_cast<double>(p.freq_base), -2.0 * i / p.n_rot);
+        double inv_freq = std::pow(static_cast<double>(p.freq_base), -2.0 * i / p.n_rot);
+        if (p.freq_factors) inv_freq /= p.freq_factors[i];
+        const double theta = pos * inv_freq;
         const float c = static_cast<float>(std::cos(theta));
         const float s = static_cast<float>(std::sin(theta));
         const int i0 = p.style == RopeStyle::Normal ? 2 * i : i;

@@ -43,16 +43,21 @@ void VulkanDevice::rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64
   }
 }
 
-// The inverse frequency base^(-2i / n_rot) of every pair, computed once per (n_rot, base) in double and split into
-// a float pair (hi + lo) so the shader's angle keeps double-like accuracy at long positions.
+// The inverse frequency base^(-2i / n_rot) (divided by the pair's frequency factor, llama-3 scaling) of every pair,
+// computed once per (n_rot, base, factors) in double, as the CPU reference does, and split into a float pair
+// (hi + lo) so the shader's angle keeps double-like accuracy at long positions.
 DeviceSpan VulkanDevice::rope_frequencies(const RopeParams& p) {
-  const auto key = std::make_pair(p.n_rot, p.freq_base);
+  // Keyed by the factors' values, not their address: another model may later be mapped at the same address.
+  std::vector<float> factors;
+  if (p.freq_factors) factors.assign(p.freq_factors, p.freq_factors + p.n_rot / 2);
+  const auto key = std::make_tuple(p.n_rot, p.freq_base, factors);
   auto it = rope_freqs_.find(key);
   if (it != rope_freqs_.end()) return DeviceSpan{nullptr, it->second, 0};
   const int n_half = p.n_rot / 2;
   std::vector<float> pairs(2 * static_cast<size_t>(n_half));
   for (int i = 0; i < n_half; ++i) {
-    const double f = std::pow(static_cast<double>(p.freq_base), -2.0 * i / p.n_rot);
+    double f = std::pow(static_cast<double>(p.freq_base), -2.0 * i / p.n_rot);
+    if (p.freq_factors) f /= p.freq_factors[i];
     pairs[2 * i] = static_cast<float>(f);
     pairs[2 * i + 1] = static_cast<float>(f - static_cast<double>(pairs[2 * i]));
   }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -103,7 +104,8 @@ class VulkanDevice final : public Device {
   std::vector<ArenaChunk> arena_;
   bool in_step_ = false;
   Buffer staging_;  // for devices whose buffers the host cannot map
-  std::map<std::pair<int, float>, uint32_t> rope_freqs_;  // (n_rot, freq_base) -> buffer of (hi, lo) pairs
+  // (n_rot, freq_base, frequency factors) -> buffer of (hi, lo) pairs
+  std::map<std::tuple<int, float, std::vector<float>>, uint32_t> rope_freqs_;
 };
 
 // Grid of n workgroups for shaders that flatten (x, y) (common.glsl flat_group): x <= 65535.
