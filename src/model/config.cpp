@@ -96,6 +96,7 @@ Result<ModelConfig> read_config(const gguf::File& f) {
   c.rope.freq_base = static_cast<float>(base);
   KAIRO_TRY_STATUS(read_rope_scaling(f, a, c));
   c.qkv_bias = spec->qkv_bias;
+  c.qk_norm = spec->qk_norm;
 
   // The vocabulary size comes from the embedding table (the tokenizer must agree, checked by the loader).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");

@@ -11,7 +11,7 @@
 namespace kairo::model {
 
 struct ModelConfig {
-  std::string arch;          // general.architecture: "llama", "qwen2"
+  std::string arch;          // general.architecture: "llama", "qwen2", "qwen3"
   std::string name;          // general.name (may be empty)
   int n_layers = 0;
   int dim = 0;               // embedding width
@@ -24,6 +24,7 @@ struct ModelConfig {
   float rms_eps = 1e-5f;
   kernels::RopeParams rope;  // n_heads of the Q projection; the forward reuses it for K with n_kv_heads
   bool qkv_bias = false;     // qwen2
+  bool qk_norm = false;      // qwen3: per-head RMS norm of Q and K before rope
   bool tied_embeddings = false;  // output.weight absent: the token embedding doubles as the output projection
 
   int q_dim() const { return n_heads * head_dim; }

@@ -94,6 +94,10 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
       dev.add_bias(s.k, L.bk, n, c.kv_dim());
       dev.add_bias(s.v, L.bv, n, c.kv_dim());
     }
+    if (c.qk_norm) {  // each head's row of Q and K normalised on its own: [n_tokens * heads, head_dim]
+      dev.rms_norm(s.q, L.q_norm, s.q, n * c.n_heads, c.head_dim, c.rms_eps);
+      dev.rms_norm(s.k, L.k_norm, s.k, n * c.n_kv_heads, c.head_dim, c.rms_eps);
+    }
     dev.rope(s.q, positions, n, rope_q);
     dev.rope(s.k, positions, n, rope_k);
     const kernels::DeviceKvLayer kv_layer = kv.layer(l);

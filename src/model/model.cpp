@@ -78,6 +78,10 @@ Status Model::move_weights_to_device() {
     for (LayerWeights& L : weights_.layers) {
       vectors.push_back({&L.attn_norm, c.dim});
       vectors.push_back({&L.ffn_norm, c.dim});
+      if (c.qk_norm) {
+        vectors.push_back({&L.q_norm, c.head_dim});
+        vectors.push_back({&L.k_norm, c.head_dim});
+      }
       if (c.qkv_bias) {
         vectors.push_back({&L.bq, c.q_dim()});
         vectors.push_back({&L.bk, c.kv_dim()});

@@ -99,6 +99,10 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
       KAIRO_TRY_ASSIGN(L.bk, b.vec(p + "attn_k.bias", c.kv_dim()));
       KAIRO_TRY_ASSIGN(L.bv, b.vec(p + "attn_v.bias", c.kv_dim()));
     }
+    if (c.qk_norm) {
+      KAIRO_TRY_ASSIGN(L.q_norm, b.vec(p + "attn_q_norm.weight", c.head_dim));
+      KAIRO_TRY_ASSIGN(L.k_norm, b.vec(p + "attn_k_norm.weight", c.head_dim));
+    }
     KAIRO_TRY_ASSIGN(L.wo, b.mat(p + "attn_output.weight", c.dim, c.q_dim()));
     KAIRO_TRY_ASSIGN(L.ffn_norm, b.vec(p + "ffn_norm.weight", c.dim));
     KAIRO_TRY_ASSIGN(L.w_gate, b.mat(p + "ffn_gate.weight", c.ffn_dim, c.dim));

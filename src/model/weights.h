@@ -19,6 +19,7 @@ struct LayerWeights {
   VectorSpan attn_norm;              // [dim]
   Matrix wq, wk, wv;                 // [q_dim, dim], [kv_dim, dim], [kv_dim, dim]
   VectorSpan bq, bk, bv;             // [q_dim], [kv_dim], [kv_dim]   (qkv_bias only)
+  VectorSpan q_norm, k_norm;         // [head_dim] each                (qk_norm only)
   Matrix wo;                         // [dim, q_dim]
   VectorSpan ffn_norm;               // [dim]
   Matrix w_gate, w_up;               // [ffn_dim, dim]

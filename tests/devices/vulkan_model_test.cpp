@@ -145,10 +145,14 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
-// llama-3 rope scaling (rope_freqs) on the device: the long prompt's first steps, centred log-probabilities.
-TEST(VulkanLlama3, RopeFrequencyFactorsMatchLlamaCpp) {
-  const json ref = load_json(testing::shared_path("reference/synth-llama3.f16.long.json"));
-  auto model = model::Model::load(testing::shared_path("models/synth-llama3.f16.gguf"), vulkan());
+// The newer architectures on the device, centred log-probabilities of the first steps: llama-3 rope scaling
+// (rope_freqs) on the 304-token prompt, qwen3's per-head Q/K norm.
+class VulkanLogprobs : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(VulkanLogprobs, MatchLlamaCpp) {
+  const auto& [name, prompt] = GetParam();
+  const json ref = load_json(testing::shared_path("reference/" + name + "." + prompt + ".json"));
+  auto model = model::Model::load(testing::shared_path("models/" + name + ".gguf"), vulkan());
   ASSERT_TRUE(model.ok()) << model.error().message;
   engine::GenerateOptions opts;
   opts.max_tokens = 4;
@@ -178,11 +182,21 @@ TEST(VulkanLlama3, RopeFrequencyFactorsMatchLlamaCpp) {
       nb += b[k] * b[k];
     }
     const double cos = dot / std::sqrt(na * nb);
-    std::printf("vulkan synth-llama3.f16 long step %d: centred logprob cosine %.6f\n", i, cos);
+    std::printf("vulkan %s %s step %d: centred logprob cosine %.6f\n", name.c_str(), prompt.c_str(), i, cos);
     EXPECT_GE(cos, 0.999) << "step " << i;
     if (r->tokens[static_cast<size_t>(i)] != ref["steps"][i]["token"].get<int32_t>()) break;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Archs, VulkanLogprobs,
+                         ::testing::Values(std::make_pair("synth-llama3.f16", "long"),
+                                           std::make_pair("synth-qwen3.f16", "lighthouse"),
+                                           std::make_pair("synth-qwen3.Q8_0", "garden")),
+                         [](const auto& info) {
+                           std::string n = info.param.first + "_" + info.param.second;
+                           for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
 
 // ---- the engine on the device ----
 

@@ -13,6 +13,7 @@ struct ArchSpec {
   kernels::RopeStyle rope_style;
   bool qkv_bias;                    // Q/K/V projections carry biases
   float default_rope_base;
+  bool qk_norm = false;             // per-head RMS norm of Q and K before rope (attn_q_norm / attn_k_norm)
 };
 
 // nullptr when the architecture is not supported.

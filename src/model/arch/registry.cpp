@@ -7,9 +7,10 @@ namespace kairo::model {
 // Each architecture file defines one of these; list it here to make it loadable.
 const ArchSpec& llama_arch();
 const ArchSpec& qwen2_arch();
+const ArchSpec& qwen3_arch();
 
 namespace {
-std::array<const ArchSpec*, 2> all_archs() { return {&llama_arch(), &qwen2_arch()}; }
+std::array<const ArchSpec*, 3> all_archs() { return {&llama_arch(), &qwen2_arch(), &qwen3_arch()}; }
 }  // namespace
 
 const ArchSpec* find_arch(const std::string& name) {
