@@ -13,7 +13,7 @@ using kernels::DeviceSpan;
 // The CPU device posing as a GPU for tests of what happens around a device: once `fail` is set every step ends in
 // DeviceLost, as a GPU driver reports a lost device at its next submission; `memory_bytes` > 0 makes it report
 // memory of its own of that size (the model then checks its weights fit).
-class FakeGpuDevice final : public kernels::Device {
+class FakeGpuDevice : public kernels::Device {
  public:
   std::atomic<bool> fail{false};
   uint64_t memory_bytes = 0;
@@ -33,8 +33,13 @@ class FakeGpuDevice final : public kernels::Device {
     return memory_bytes ? kernels::DeviceMemoryInfo{memory_bytes, memory_bytes / 2, true} : cpu->memory_info();
   }
   Status check_kv_dtype(DType t) const override { return cpu->check_kv_dtype(t); }
+  // With memory of its own the model reads one copy of the embedding table for get_rows and the output matmul, as on
+  // a GPU: the weights keep the GGUF layout (the CPU device's repacked layouts are for its matmul only).
   Result<std::vector<kernels::DeviceMatrix>> upload_matrices(std::span<const kernels::MatrixView> h) override {
-    return cpu->upload_matrices(h);
+    if (memory_bytes == 0) return cpu->upload_matrices(h);
+    std::vector<kernels::DeviceMatrix> out;
+    for (const kernels::MatrixView& v : h) out.push_back({v, DeviceSpan{const_cast<void*>(v.data), 0, 0}});
+    return out;
   }
   void begin_step(ThreadPool& pool) override { cpu->begin_step(pool); }
   DeviceSpan stage(const void* h, uint64_t n) override { return cpu->stage(h, n); }
@@ -56,8 +61,14 @@ class FakeGpuDevice final : public kernels::Device {
   }
   void rope(DeviceSpan x, DeviceSpan pos, int64_t n, const kernels::RopeParams& p) override { cpu->rope(x, pos, n, p); }
   void swiglu(DeviceSpan g, DeviceSpan u, DeviceSpan o, int64_t n) override { cpu->swiglu(g, u, o, n); }
+  void geglu(DeviceSpan g, DeviceSpan u, DeviceSpan o, int64_t n) override { cpu->geglu(g, u, o, n); }
+  void scale(DeviceSpan x, int64_t n, float factor) override { cpu->scale(x, n, factor); }
   void add(DeviceSpan y, DeviceSpan x, int64_t n) override { cpu->add(y, x, n); }
   void add_bias(DeviceSpan x, DeviceSpan b, int64_t n_tokens, int64_t n) override { cpu->add_bias(x, b, n_tokens, n); }
+  void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
+                       int64_t dim) override {
+    cpu->add_rows_scaled(y, x, rows, scales, n, dim);
+  }
   void kv_write(const kernels::DeviceKvLayer& kv, DeviceSpan slots, DeviceSpan k, DeviceSpan v,
                 int64_t n) override {
     cpu->kv_write(kv, slots, k, v, n);

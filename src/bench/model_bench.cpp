@@ -51,8 +51,13 @@ ModelCost model_cost(const gguf::File& file, const model::ModelConfig& config) {
   for (const auto& t : file.tensors()) {
     c.weight_bytes += t.n_bytes;
     if (t.dims.size() < 2 || t.name == "token_embd.weight") continue;
-    const uint64_t params = static_cast<uint64_t>(t.n_elements());
-    c.decode_bytes_per_token += t.n_bytes;
+    uint64_t params = static_cast<uint64_t>(t.n_elements());
+    uint64_t bytes = t.n_bytes;
+    if (t.dims.size() == 3 && config.moe()) {  // an expert stack: a token reads only its chosen experts
+      params = params / static_cast<uint64_t>(config.n_experts) * static_cast<uint64_t>(config.n_experts_used);
+      bytes = bytes / static_cast<uint64_t>(config.n_experts) * static_cast<uint64_t>(config.n_experts_used);
+    }
+    c.decode_bytes_per_token += bytes;
     if (t.name == "output.weight") {
       c.output_params += params;
     } else {

@@ -16,8 +16,10 @@ namespace kairo::bench {
 
 // What a token costs, from the file's tensor table (stored bytes, so quantized blocks count at their real size).
 struct ModelCost {
-  uint64_t decode_bytes_per_token = 0;  // every matmul weight (the output projection included) + one embedding row
-  uint64_t layer_matmul_params = 0;     // multiply-adds per token in the blocks' matmuls
+  // Every matmul weight a token reads (the output projection included; of a mixture of experts, the router and the
+  // expert_used_count chosen experts) + one embedding row.
+  uint64_t decode_bytes_per_token = 0;
+  uint64_t layer_matmul_params = 0;     // multiply-adds per token in the blocks' matmuls (chosen experts only)
   uint64_t output_params = 0;           // multiply-adds per logits row (n_vocab x dim)
   uint64_t weight_bytes = 0;            // every tensor of the file
 };

@@ -9,6 +9,7 @@
 #include "core/format.h"
 #include "gguf/gguf_file.h"
 #include "gguf/writer.h"
+#include "model/arch/arch.h"
 #include "plan/model_shapes.h"
 
 namespace kairo::convert {
@@ -54,8 +55,27 @@ void normal_row(uint64_t seed, uint64_t tensor_key, int64_t row, float stddev, f
 }
 
 Status validate_shape(const model::ModelConfig& c) {
-  if (c.arch != "llama" && c.arch != "qwen2") {
-    return Error{strprintf("--arch %s is not supported; use llama or qwen2", quote_for_error(c.arch).c_str())};
+  const model::ArchSpec* spec = model::find_arch(c.arch);
+  if (!spec) {
+    std::string names;
+    for (const std::string& n : model::supported_arch_names()) names += (names.empty() ? "" : ", ") + n;
+    return Error{strprintf("--arch %s is not supported; use one of %s", quote_for_error(c.arch).c_str(),
+                           names.c_str())};
+  }
+  if (spec->experts == model::ArchSpec::Experts::Required && !c.moe()) {
+    return Error{strprintf("a %s model is a mixture of experts: give --experts, --experts-used and --expert-ffn",
+                           c.arch.c_str())};
+  }
+  if (spec->experts == model::ArchSpec::Experts::None && c.moe()) {
+    return Error{strprintf("--experts: %s is a dense architecture (mixtures of experts: llama, qwen3moe)",
+                           c.arch.c_str())};
+  }
+  if (spec->swa_pattern > 0 && c.sliding_window <= 0) {
+    return Error{strprintf("a %s model has sliding-window layers: give --sliding-window", c.arch.c_str())};
+  }
+  if (c.moe() && (c.n_experts_used <= 0 || c.n_experts_used > c.n_experts || c.expert_ffn_dim <= 0)) {
+    return Error{strprintf("--experts-used %d must be 1 to --experts %d, and --expert-ffn (%d) positive",
+                           c.n_experts_used, c.n_experts, c.expert_ffn_dim)};
   }
   if (c.n_layers <= 0 || c.dim <= 0 || c.n_heads <= 0 || c.ffn_dim <= 0 || c.n_vocab <= 0 || c.context_length <= 0) {
     return Error{"--layers, --dim, --heads, --ffn, --vocab and --context must all be positive"};
@@ -157,6 +177,21 @@ void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const model::Mod
   w.set(a + ".rope.freq_base", gguf::Value::f32(c.rope.freq_base));
   w.set(a + ".attention.layer_norm_rms_epsilon", gguf::Value::f32(c.rms_eps));
   w.set(a + ".vocab_size", gguf::Value::u32(static_cast<uint32_t>(c.n_vocab)));
+  if (c.sliding_window > 0) {
+    w.set(a + ".attention.sliding_window", gguf::Value::u32(static_cast<uint32_t>(c.sliding_window)));
+    if (c.rope_swa.freq_base != c.rope.freq_base) w.set(a + ".rope.freq_base_swa", gguf::Value::f32(c.rope_swa.freq_base));
+  }
+  if (c.rope.freq_scale != 1.0f) {
+    w.set(a + ".rope.scaling.type", gguf::Value::string("linear"));
+    w.set(a + ".rope.scaling.factor", gguf::Value::f32(1.0f / c.rope.freq_scale));
+  }
+  if (c.attn_softcap > 0) w.set(a + ".attn_logit_softcapping", gguf::Value::f32(c.attn_softcap));
+  if (c.final_softcap > 0) w.set(a + ".final_logit_softcapping", gguf::Value::f32(c.final_softcap));
+  if (c.moe()) {
+    w.set(a + ".expert_count", gguf::Value::u32(static_cast<uint32_t>(c.n_experts)));
+    w.set(a + ".expert_used_count", gguf::Value::u32(static_cast<uint32_t>(c.n_experts_used)));
+    w.set(a + ".expert_feed_forward_length", gguf::Value::u32(static_cast<uint32_t>(c.expert_ffn_dim)));
+  }
   w.set("kairo.synth.seed", gguf::Value::uint(gguf::ValueType::UINT64, o.seed));
   if (!o.preset.empty()) w.set("kairo.synth.preset", gguf::Value::string(o.preset));
 }

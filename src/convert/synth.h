@@ -19,7 +19,8 @@
 namespace kairo::convert {
 
 struct SynthOptions {
-  // The shape: arch ("llama" or "qwen2"), dims, heads, ffn, context, rope, tied embeddings, QKV bias.
+  // The shape: arch (llama, qwen2, qwen3, qwen3moe), dims, heads, ffn, context, rope, tied embeddings, experts
+  // (the arch's fixed traits, QKV bias or Q/K norm, come from model::apply_arch_traits).
   // n_vocab is the embedding's row count; a tokenizer with more tokens widens it (see below).
   model::ModelConfig config;
   std::string preset;             // recorded in the file (kairo.synth.preset) and its name; may be empty

@@ -7,7 +7,7 @@ namespace kairo::kernels {
 
 const Backend& reference_backend() {
   static const Backend backend{
-      "reference",  ref::matmul, ref::rms_norm, ref::rope,     ref::swiglu,
+      "reference",  ref::matmul, ref::rms_norm, ref::rope,     ref::swiglu,  ref::geglu,
       ref::add,     ref::add_bias, ref::get_row, ref::kv_write, ref::attention,
       nullptr,      nullptr,     nullptr,
   };

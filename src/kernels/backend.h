@@ -59,13 +59,16 @@ struct KvLayerView {
 };
 
 // Which KV each query token attends to. Token t belongs to sequence seq_idx[t] at position positions[t] and attends
-// causally to positions 0..positions[t] of that sequence, found through the sequence's block table.
+// causally to positions 0..positions[t] of that sequence (with a window w > 0: positions[t] - w + 1 .. positions[t]),
+// found through the sequence's block table.
 struct AttentionBatch {
   int64_t n_tokens = 0;
   const int32_t* positions = nullptr;     // [n_tokens]
   const int32_t* seq_idx = nullptr;       // [n_tokens]
   const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks_per_seq]
   int max_blocks_per_seq = 0;
+  int window = 0;       // > 0: a sliding-window layer; each token attends to its last `window` positions only
+  float softcap = 0;    // > 0: each scaled score s becomes softcap * tanh(s / softcap) before the softmax (gemma2)
 };
 
 // How a step's matmuls may round (model::Batch carries it).
@@ -92,6 +95,9 @@ struct Backend {
 
   // out[i] = silu(gate[i]) * up[i]
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n);
+
+  // out[i] = gelu(gate[i]) * up[i], GELU's tanh form: 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) (gemma)
+  void (*geglu)(const float* gate, const float* up, float* out, int64_t n);
 
   // y[i] += x[i]
   void (*add)(float* y, const float* x, int64_t n);

@@ -56,6 +56,8 @@ struct DeviceAttentionBatch {
   DeviceSpan seq_idx;       // [n_tokens] int32
   DeviceSpan block_tables;  // [n_seqs, max_blocks_per_seq] int32
   int max_blocks_per_seq = 0;
+  int window = 0;     // AttentionBatch::window
+  float softcap = 0;  // AttentionBatch::softcap
 };
 
 struct DeviceMemoryInfo {
@@ -124,8 +126,15 @@ class Device {
   virtual void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) = 0;
   virtual void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) = 0;
   virtual void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) = 0;
+  virtual void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) = 0;
+  // x[i] *= factor
+  virtual void scale(DeviceSpan x, int64_t n, float factor) = 0;
   virtual void add(DeviceSpan y, DeviceSpan x, int64_t n) = 0;
   virtual void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) = 0;
+  // y[rows[i], :] += scales[i] * x[i, :] for i < n (a mixture of experts adds each expert's output into its tokens'
+  // residual rows). rows: [n] int32, distinct within one call; scales: [n] f32; x: [n, dim]; y: rows of dim.
+  virtual void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
+                               int64_t dim) = 0;
   // slot_mapping: [n_tokens] int64
   virtual void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
                         int64_t n_tokens) = 0;

@@ -40,7 +40,91 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
                          f.path().c_str(), type.c_str(), a.c_str())};
 }
 
+// <arch>.expert_count / expert_used_count / expert_feed_forward_length (the expert width defaults to the dense
+// feed_forward_length, as Mixtral-style llama files leave it).
+Status read_experts(const gguf::File& f, const ArchSpec& spec, ModelConfig& c) {
+  const std::string& a = c.arch;
+  KAIRO_TRY_ASSIGN(const uint64_t n_experts, f.get_uint_or(a + ".expert_count", 0));
+  if (n_experts == 0) {
+    if (spec.experts == ArchSpec::Experts::Required) {
+      return Error{strprintf("%s: %s.expert_count is missing or 0; a %s model is a mixture of experts",
+                             f.path().c_str(), a.c_str(), a.c_str())};
+    }
+    return {};
+  }
+  if (spec.experts == ArchSpec::Experts::None) {
+    return Error{strprintf("%s: %s.expert_count is %llu, but kairo runs %s only as a dense model (mixtures of experts: "
+                           "llama, qwen3moe)",
+                           f.path().c_str(), a.c_str(), static_cast<unsigned long long>(n_experts), a.c_str())};
+  }
+  if (n_experts > 1024) {
+    return Error{strprintf("%s: %s.expert_count is %llu, expected at most 1024", f.path().c_str(), a.c_str(),
+                           static_cast<unsigned long long>(n_experts))};
+  }
+  c.n_experts = static_cast<int>(n_experts);
+  KAIRO_TRY_ASSIGN(c.n_experts_used, read_positive(f, a + ".expert_used_count", n_experts));
+  KAIRO_TRY_ASSIGN(const uint64_t width, f.get_uint_or(a + ".expert_feed_forward_length", c.ffn_dim));
+  if (width == 0 || width > (1u << 22)) {
+    return Error{strprintf("%s: %s.expert_feed_forward_length is %llu, expected 1 to %u", f.path().c_str(), a.c_str(),
+                           static_cast<unsigned long long>(width), 1u << 22)};
+  }
+  c.expert_ffn_dim = static_cast<int>(width);
+  return {};
+}
+
+// Soft-capping values and the sliding window (with the windowed layers' rope).
+Status read_gemma_extras(const gguf::File& f, const ArchSpec& spec, ModelConfig& c) {
+  const std::string& a = c.arch;
+  for (auto [key, field] : {std::pair{".attn_logit_softcapping", &c.attn_softcap},
+                            std::pair{".final_logit_softcapping", &c.final_softcap}}) {
+    KAIRO_TRY_ASSIGN(const double cap, f.get_float_or(a + key, 0.0));
+    if (!(cap >= 0.0) || cap > 1e6) {
+      return Error{strprintf("%s: %s%s is %g, expected a positive number (or absent)", f.path().c_str(), a.c_str(),
+                             key, cap)};
+    }
+    *field = static_cast<float>(cap);
+  }
+  c.rope_swa = c.rope;
+  if (spec.swa_pattern == 0) return {};
+  KAIRO_TRY_ASSIGN(const uint64_t window, f.get_uint(a + ".attention.sliding_window"));
+  if (window == 0 || window > (1u << 24)) {
+    return Error{strprintf("%s: %s.attention.sliding_window is %llu, expected 1 to %u", f.path().c_str(), a.c_str(),
+                           static_cast<unsigned long long>(window), 1u << 24)};
+  }
+  c.sliding_window = static_cast<int>(window);
+  if (spec.swa_rope) {
+    KAIRO_TRY_ASSIGN(const double base, f.get_float_or(a + ".rope.freq_base_swa", 10000.0));
+    if (!(base > 1.0)) {
+      return Error{strprintf("%s: %s.rope.freq_base_swa is %g, expected a value > 1", f.path().c_str(), a.c_str(),
+                             base)};
+    }
+    c.rope_swa.freq_base = static_cast<float>(base);
+    c.rope_swa.freq_scale = 1.0f;
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string describe_shape(const ModelConfig& c) {
+  std::string s = strprintf("%d layers, dim %d, %d heads (%d KV, head dim %d), ffn %d", c.n_layers, c.dim, c.n_heads,
+                            c.n_kv_heads, c.head_dim, c.ffn_dim);
+  if (c.moe()) s += strprintf(", %d experts (%d used, width %d)", c.n_experts, c.n_experts_used, c.expert_ffn_dim);
+  s += strprintf(", vocab %d, context %d, rope %s base %g", c.n_vocab, c.context_length,
+                 c.rope.style == kernels::RopeStyle::Neox ? "NEOX" : "normal", c.rope.freq_base);
+  if (c.rope.freq_scale != 1.0f) s += strprintf(" (linear scaling x%g)", 1.0 / c.rope.freq_scale);
+  if (c.qkv_bias) s += ", QKV bias";
+  if (c.qk_norm) s += ", Q/K norm";
+  if (c.sliding_window > 0) {
+    s += strprintf(", sliding window %d on %d of every %d layers", c.sliding_window, c.swa_pattern - 1,
+                   c.swa_pattern);
+    if (c.rope_swa.freq_base != c.rope.freq_base) s += strprintf(" (rope base %g)", c.rope_swa.freq_base);
+  }
+  if (c.attn_softcap > 0) s += strprintf(", attention softcap %g", c.attn_softcap);
+  if (c.final_softcap > 0) s += strprintf(", final softcap %g", c.final_softcap);
+  if (c.tied_embeddings) s += ", tied embeddings";
+  return s;
+}
 
 Result<ModelConfig> read_config(const gguf::File& f) {
   ModelConfig c;
@@ -95,8 +179,9 @@ Result<ModelConfig> read_config(const gguf::File& f) {
   }
   c.rope.freq_base = static_cast<float>(base);
   KAIRO_TRY_STATUS(read_rope_scaling(f, a, c));
-  c.qkv_bias = spec->qkv_bias;
-  c.qk_norm = spec->qk_norm;
+  apply_arch_traits(c);
+  KAIRO_TRY_STATUS(read_experts(f, *spec, c));
+  KAIRO_TRY_STATUS(read_gemma_extras(f, *spec, c));
 
   // The vocabulary size comes from the embedding table (the tokenizer must agree, checked by the loader).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");

@@ -11,7 +11,7 @@
 namespace kairo::model {
 
 struct ModelConfig {
-  std::string arch;          // general.architecture: "llama", "qwen2", "qwen3"
+  std::string arch;          // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3"
   std::string name;          // general.name (may be empty)
   int n_layers = 0;
   int dim = 0;               // embedding width
@@ -25,11 +25,35 @@ struct ModelConfig {
   kernels::RopeParams rope;  // n_heads of the Q projection; the forward reuses it for K with n_kv_heads
   bool qkv_bias = false;     // qwen2
   bool qk_norm = false;      // qwen3: per-head RMS norm of Q and K before rope
+  bool fused_qkv = false;        // phi3: one attn_qkv tensor (Q, K, V rows), split at load
+  bool fused_gate_up = false;    // phi3: ffn_up holds the gate rows then the up rows, split at load
+  // The gemma family (ArchSpec::gemma) and sliding-window attention.
+  float embed_scale = 0;         // > 0: token embeddings multiplied by it (gemma: sqrt(dim))
+  bool post_norms = false;       // post_attention_norm / post_ffw_norm on each sub-block's output
+  bool ffn_gelu = false;         // GELU (tanh) gated feed-forward instead of SwiGLU
+  float attn_scale = 0;          // query scale (1 / sqrt(head_dim) but for gemma's 27B models)
+  float attn_softcap = 0;        // > 0: attention scores soft-capped (<arch>.attn_logit_softcapping)
+  float final_softcap = 0;       // > 0: logits soft-capped (<arch>.final_logit_softcapping)
+  int sliding_window = 0;        // > 0: windowed layers attend to their last sliding_window positions
+  int swa_pattern = 0;           // layers l with l % swa_pattern < swa_pattern - 1 are windowed (0: none)
+  kernels::RopeParams rope_swa;  // the windowed layers' rope (gemma3: own base, no scaling; else = rope)
   bool tied_embeddings = false;  // output.weight absent: the token embedding doubles as the output projection
+  // Mixture of experts (0 experts: a dense feed-forward of ffn_dim). Each token's feed-forward is the weighted sum of
+  // its n_experts_used highest-scoring experts (router softmax, the chosen weights renormalised to sum to one).
+  int n_experts = 0;
+  int n_experts_used = 0;
+  int expert_ffn_dim = 0;   // width of one expert's SwiGLU
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }
+  bool moe() const { return n_experts > 0; }
+  bool layer_windowed(int l) const { return sliding_window > 0 && swa_pattern > 0 && l % swa_pattern < swa_pattern - 1; }
+  const kernels::RopeParams& layer_rope(int l) const { return layer_windowed(l) ? rope_swa : rope; }
 };
+
+// "48 layers, dim 2048, 32 heads (4 KV, head dim 128), ffn 6144, 128 experts (8 used, width 768), vocab 151936,
+// context 40960, rope NEOX base 1e+06, Q/K norm": the shape for `kairo inspect` and `kairo plan`.
+std::string describe_shape(const ModelConfig& config);
 
 // Reads and validates the config of a supported architecture. Errors name the key and what to change.
 Result<ModelConfig> read_config(const gguf::File& file);

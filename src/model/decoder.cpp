@@ -15,6 +15,65 @@ DeviceSpan stage(kernels::Device& dev, const std::vector<T>& v) {
   return dev.stage(v.data(), v.size() * sizeof(T));
 }
 
+// x += W_down · (silu(W_gate · xn) * W_up · xn)
+// gate = act(gate) * up, the family's activation (SwiGLU, or gemma's GELU).
+void gated_activation(const ModelConfig& c, kernels::Device& dev, DeviceSpan gate, DeviceSpan up, int64_t n) {
+  if (c.ffn_gelu) {
+    dev.geglu(gate, up, gate, n);
+  } else {
+    dev.swiglu(gate, up, gate, n);
+  }
+}
+
+// x += out, through the sub-block's own norm first where the family has one (gemma's post-norms).
+void add_to_residual(const ModelConfig& c, kernels::Device& dev, StepBuffers& s, DeviceSpan post_norm, int64_t n) {
+  if (c.post_norms) dev.rms_norm(s.proj, post_norm, s.proj, n, c.dim, c.rms_eps);
+  dev.add(s.x, s.proj, n * c.dim);
+}
+
+// x += W_down · act(W_gate · xn, W_up · xn)
+void dense_feed_forward(const ModelConfig& c, const LayerWeights& L, int64_t n, StepBuffers& s,
+                        kernels::Numerics numerics) {
+  kernels::Device& dev = s.device();
+  const kernels::DeviceMatrix gate_up[] = {L.w_gate, L.w_up};
+  const DeviceSpan out[] = {s.gate, s.up};
+  dev.matmul(gate_up, 2, s.xn, out, n, numerics);
+  gated_activation(c, dev, s.gate, s.up, n * c.ffn_dim);
+  dev.matmul(&L.w_down, 1, s.gate, &s.proj, n, numerics);
+  add_to_residual(c, dev, s, L.post_ffn_norm, n);
+}
+
+// x += sum over each token's chosen experts of weight * expert(xn). The router's logits come to the host (a sync
+// point on devices with memory of their own), which groups the tokens by expert: each chosen expert's weights are
+// read once for all of its tokens, and no other expert's are read at all.
+void moe_feed_forward(const ModelConfig& c, const LayerWeights& L, int64_t n, StepBuffers& s,
+                      kernels::Numerics numerics) {
+  kernels::Device& dev = s.device();
+  dev.matmul(&L.router, 1, s.xn, &s.router, n, numerics);
+  const float* router_logits = s.router.host<const float>();
+  if (!dev.host_memory()) {
+    s.router_host.resize(static_cast<size_t>(n * c.n_experts));
+    dev.download(s.router, s.router_host.data(), s.router_host.size() * kF32);
+    router_logits = s.router_host.data();
+  }
+  route_tokens(router_logits, n, c.n_experts, c.n_experts_used, s.routing);
+  for (const ExpertTokens& e : s.routing.experts) {
+    const auto cnt = static_cast<int64_t>(e.rows.size());
+    const DeviceSpan rows = stage(dev, e.rows);
+    const DeviceSpan weights = stage(dev, e.weights);
+    // An expert every token chose (always so in single-token decode) reads the normed rows in place.
+    const DeviceSpan in = cnt == n ? s.xn : s.moe_in;
+    if (cnt != n) dev.gather_rows(s.xn, rows, cnt, c.dim, s.moe_in);
+    const kernels::DeviceMatrix gate_up[] = {L.exp_gate[static_cast<size_t>(e.expert)],
+                                             L.exp_up[static_cast<size_t>(e.expert)]};
+    const DeviceSpan out[] = {s.gate, s.up};
+    dev.matmul(gate_up, 2, in, out, cnt, numerics);
+    gated_activation(c, dev, s.gate, s.up, cnt * c.expert_ffn_dim);
+    dev.matmul(&L.exp_down[static_cast<size_t>(e.expert)], 1, s.gate, &s.proj, cnt, numerics);
+    dev.add_rows_scaled(s.x, s.proj, rows, weights, cnt, c.dim);
+  }
+}
+
 }  // namespace
 
 Status StepBuffers::reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits) {
@@ -34,8 +93,13 @@ Status StepBuffers::reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_lo
     KAIRO_TRY_STATUS(grow(v, n_tokens * c.kv_dim(), "the values (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(attn, n_tokens * c.q_dim(), "the attention output (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(proj, n_tokens * c.dim, "the projections (lower --max-num-batched-tokens)"));
-    KAIRO_TRY_STATUS(grow(gate, n_tokens * c.ffn_dim, "the FFN gate (lower --max-num-batched-tokens)"));
-    KAIRO_TRY_STATUS(grow(up, n_tokens * c.ffn_dim, "the FFN up projection (lower --max-num-batched-tokens)"));
+    const int64_t ffn_width = c.moe() ? c.expert_ffn_dim : c.ffn_dim;
+    KAIRO_TRY_STATUS(grow(gate, n_tokens * ffn_width, "the FFN gate (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(up, n_tokens * ffn_width, "the FFN up projection (lower --max-num-batched-tokens)"));
+    if (c.moe()) {
+      KAIRO_TRY_STATUS(grow(router, n_tokens * c.n_experts, "the router logits (lower --max-num-batched-tokens)"));
+      KAIRO_TRY_STATUS(grow(moe_in, n_tokens * c.dim, "the experts' inputs (lower --max-num-batched-tokens)"));
+    }
     token_capacity_ = n_tokens;
   }
   if (n_logits > logits_capacity_) {
@@ -48,7 +112,7 @@ Status StepBuffers::reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_lo
 }
 
 void StepBuffers::release() {
-  for (DeviceSpan* s : {&x, &xn, &q, &k, &v, &attn, &proj, &gate, &up, &out_x, &logits}) {
+  for (DeviceSpan* s : {&x, &xn, &q, &k, &v, &attn, &proj, &gate, &up, &router, &moe_in, &out_x, &logits}) {
     if (!s->empty()) device_->free(*s);
     *s = {};
   }
@@ -73,15 +137,19 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
                                                  stage(dev, batch.block_tables), batch.max_blocks_per_seq};
 
   dev.get_rows(w.token_embd, token_ids, n, s.x);
+  if (c.embed_scale > 0) dev.scale(s.x, n * c.dim, c.embed_scale);
 
-  kernels::RopeParams rope_q = c.rope;
-  rope_q.freq_factors = w.rope_freq_factors;
-  kernels::RopeParams rope_k = rope_q;
-  rope_k.n_heads = c.n_kv_heads;
-  const float attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const float attn_scale = c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
+    kernels::RopeParams rope_q = c.layer_rope(l);
+    rope_q.freq_factors = w.rope_freq_factors;
+    kernels::RopeParams rope_k = rope_q;
+    rope_k.n_heads = c.n_kv_heads;
+    kernels::DeviceAttentionBatch layer_batch = attn_batch;
+    layer_batch.window = c.layer_windowed(l) ? c.sliding_window : 0;
+    layer_batch.softcap = c.attn_softcap;
     // Attention block: x += Wo · attention(rope(Wq·norm(x)), K/V cache)
     dev.rms_norm(s.x, L.attn_norm, s.xn, n, c.dim, c.rms_eps);
     {
@@ -102,20 +170,17 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     dev.rope(s.k, positions, n, rope_k);
     const kernels::DeviceKvLayer kv_layer = kv.layer(l);
     dev.kv_write(kv_layer, slot_mapping, s.k, s.v, n);
-    dev.attention(s.q, s.attn, kv_layer, attn_batch, c.n_heads, attn_scale);
+    dev.attention(s.q, s.attn, kv_layer, layer_batch, c.n_heads, attn_scale);
     dev.matmul(&L.wo, 1, s.attn, &s.proj, n, batch.numerics);
-    dev.add(s.x, s.proj, n * c.dim);
+    add_to_residual(c, dev, s, L.post_attn_norm, n);
 
-    // Feed-forward block: x += W_down · (silu(W_gate·norm(x)) * W_up·norm(x))
+    // Feed-forward block on norm(x), dense or a mixture of experts.
     dev.rms_norm(s.x, L.ffn_norm, s.xn, n, c.dim, c.rms_eps);
-    {
-      const kernels::DeviceMatrix gate_up[] = {L.w_gate, L.w_up};
-      const DeviceSpan out[] = {s.gate, s.up};
-      dev.matmul(gate_up, 2, s.xn, out, n, batch.numerics);
+    if (c.moe()) {
+      moe_feed_forward(c, L, n, s, batch.numerics);
+    } else {
+      dense_feed_forward(c, L, n, s, batch.numerics);
     }
-    dev.swiglu(s.gate, s.up, s.gate, n * c.ffn_dim);
-    dev.matmul(&L.w_down, 1, s.gate, &s.proj, n, batch.numerics);
-    dev.add(s.x, s.proj, n * c.dim);
   }
 
   // Only the rows that need logits pay for the final norm and the (large) output projection.
@@ -126,6 +191,9 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
   dev.matmul(&w.output, 1, s.out_x, &logits_out, n_logits, batch.numerics);
   if (!dev.host_memory() && n_logits > 0) dev.download(s.logits, logits.data(), logits.size() * kF32);
   dev.end_step();
+  if (c.final_softcap > 0) {  // on the host: only the sampled rows, once per step
+    for (float& v : logits) v = c.final_softcap * std::tanh(v / c.final_softcap);
+  }
 }
 
 }  // namespace kairo::model

@@ -10,6 +10,7 @@
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_storage.h"
+#include "model/moe_routing.h"
 #include "model/weights.h"
 
 namespace kairo::model {
@@ -29,6 +30,10 @@ class StepBuffers {
   Status reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_logits);
   kernels::Device& device() const { return *device_; }
 
+  // Host side of the mixture-of-experts routing (devices without host memory bring the router logits down here).
+  std::vector<float> router_host;
+  Routing routing;
+
   kernels::DeviceSpan x;      // [n_tokens, dim] residual stream
   kernels::DeviceSpan xn;     // [n_tokens, dim] normed input of a sub-block
   kernels::DeviceSpan q;      // [n_tokens, q_dim]
@@ -36,8 +41,10 @@ class StepBuffers {
   kernels::DeviceSpan v;      // [n_tokens, kv_dim]
   kernels::DeviceSpan attn;   // [n_tokens, q_dim]
   kernels::DeviceSpan proj;   // [n_tokens, dim]
-  kernels::DeviceSpan gate;   // [n_tokens, ffn_dim]
-  kernels::DeviceSpan up;     // [n_tokens, ffn_dim]
+  kernels::DeviceSpan gate;   // [n_tokens, ffn width] (dense: ffn_dim; mixture of experts: expert_ffn_dim)
+  kernels::DeviceSpan up;     // [n_tokens, ffn width]
+  kernels::DeviceSpan router; // [n_tokens, n_experts]   (mixture of experts only)
+  kernels::DeviceSpan moe_in; // [n_tokens, dim] the normed rows of one expert's tokens
   kernels::DeviceSpan out_x;  // [n_logits, dim]
   kernels::DeviceSpan logits; // [n_logits, n_vocab] (devices without host memory)
 

@@ -56,7 +56,14 @@ Status Model::move_weights_to_device() {
   if (!dev.host_memory()) targets.push_back(&weights_.token_embd);
   if (dev.host_memory() || !tied) targets.push_back(&weights_.output);
   for (LayerWeights& L : weights_.layers) {
-    for (Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) targets.push_back(m);
+    for (Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo}) targets.push_back(m);
+    if (config_.moe()) {
+      targets.push_back(&L.router);
+      for (std::vector<Matrix>* stack : {&L.exp_gate, &L.exp_up, &L.exp_down})
+        for (Matrix& m : *stack) targets.push_back(&m);
+    } else {
+      for (Matrix* m : {&L.w_gate, &L.w_up, &L.w_down}) targets.push_back(m);
+    }
   }
   std::vector<kernels::MatrixView> views;
   for (Matrix* m : targets) views.push_back(m->view);
@@ -78,6 +85,10 @@ Status Model::move_weights_to_device() {
     for (LayerWeights& L : weights_.layers) {
       vectors.push_back({&L.attn_norm, c.dim});
       vectors.push_back({&L.ffn_norm, c.dim});
+      if (c.post_norms) {
+        vectors.push_back({&L.post_attn_norm, c.dim});
+        vectors.push_back({&L.post_ffn_norm, c.dim});
+      }
       if (c.qk_norm) {
         vectors.push_back({&L.q_norm, c.head_dim});
         vectors.push_back({&L.k_norm, c.head_dim});

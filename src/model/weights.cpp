@@ -56,6 +56,35 @@ class Binder {
                   VectorSpan{const_cast<uint8_t*>(t->data), 0, 0}};
   }
 
+  // A fused matrix whose rows are several matrices one after another (GGUF dims [n_cols, sum of rows]): one view
+  // per part.
+  Result<std::vector<Matrix>> split(const std::string& name, const std::vector<int64_t>& part_rows, int64_t n_cols) {
+    int64_t total = 0;
+    for (int64_t r : part_rows) total += r;
+    KAIRO_TRY_ASSIGN(Matrix whole, mat(name, total, n_cols));
+    std::vector<Matrix> out;
+    const auto* data = static_cast<const uint8_t*>(whole.view.data);
+    for (int64_t r : part_rows) {
+      out.push_back(Matrix{kernels::MatrixView{whole.view.dtype, data, r, n_cols, whole.view.row_bytes},
+                           VectorSpan{const_cast<uint8_t*>(data), 0, 0}});
+      data += static_cast<size_t>(r) * whole.view.row_bytes;
+    }
+    return out;
+  }
+
+  // A stack of n_mats matrices of n_rows x n_cols (GGUF dims [n_cols, n_rows, n_mats]), one view per matrix.
+  Result<std::vector<Matrix>> stack(const std::string& name, int64_t n_mats, int64_t n_rows, int64_t n_cols) {
+    KAIRO_TRY_ASSIGN(const gguf::TensorInfo* t, find(name, {n_cols, n_rows, n_mats}));
+    const size_t rb = row_bytes(t->type, n_cols);
+    std::vector<Matrix> out;
+    for (int64_t e = 0; e < n_mats; ++e) {
+      const uint8_t* data = t->data + static_cast<size_t>(e) * static_cast<size_t>(n_rows) * rb;
+      out.push_back(Matrix{kernels::MatrixView{t->type, data, n_rows, n_cols, rb},
+                           VectorSpan{const_cast<uint8_t*>(data), 0, 0}});
+    }
+    return out;
+  }
+
  private:
   const gguf::File& f_;
   ModelWeights& w_;
@@ -91,9 +120,17 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
     LayerWeights& L = w.layers[static_cast<size_t>(l)];
     const std::string p = "blk." + std::to_string(l) + ".";
     KAIRO_TRY_ASSIGN(L.attn_norm, b.vec(p + "attn_norm.weight", c.dim));
-    KAIRO_TRY_ASSIGN(L.wq, b.mat(p + "attn_q.weight", c.q_dim(), c.dim));
-    KAIRO_TRY_ASSIGN(L.wk, b.mat(p + "attn_k.weight", c.kv_dim(), c.dim));
-    KAIRO_TRY_ASSIGN(L.wv, b.mat(p + "attn_v.weight", c.kv_dim(), c.dim));
+    if (c.fused_qkv) {
+      KAIRO_TRY_ASSIGN(const std::vector<Matrix> qkv,
+                       b.split(p + "attn_qkv.weight", {c.q_dim(), c.kv_dim(), c.kv_dim()}, c.dim));
+      L.wq = qkv[0];
+      L.wk = qkv[1];
+      L.wv = qkv[2];
+    } else {
+      KAIRO_TRY_ASSIGN(L.wq, b.mat(p + "attn_q.weight", c.q_dim(), c.dim));
+      KAIRO_TRY_ASSIGN(L.wk, b.mat(p + "attn_k.weight", c.kv_dim(), c.dim));
+      KAIRO_TRY_ASSIGN(L.wv, b.mat(p + "attn_v.weight", c.kv_dim(), c.dim));
+    }
     if (c.qkv_bias) {
       KAIRO_TRY_ASSIGN(L.bq, b.vec(p + "attn_q.bias", c.q_dim()));
       KAIRO_TRY_ASSIGN(L.bk, b.vec(p + "attn_k.bias", c.kv_dim()));
@@ -105,9 +142,25 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
     }
     KAIRO_TRY_ASSIGN(L.wo, b.mat(p + "attn_output.weight", c.dim, c.q_dim()));
     KAIRO_TRY_ASSIGN(L.ffn_norm, b.vec(p + "ffn_norm.weight", c.dim));
-    KAIRO_TRY_ASSIGN(L.w_gate, b.mat(p + "ffn_gate.weight", c.ffn_dim, c.dim));
-    KAIRO_TRY_ASSIGN(L.w_up, b.mat(p + "ffn_up.weight", c.ffn_dim, c.dim));
-    KAIRO_TRY_ASSIGN(L.w_down, b.mat(p + "ffn_down.weight", c.dim, c.ffn_dim));
+    if (c.post_norms) {
+      KAIRO_TRY_ASSIGN(L.post_attn_norm, b.vec(p + "post_attention_norm.weight", c.dim));
+      KAIRO_TRY_ASSIGN(L.post_ffn_norm, b.vec(p + "post_ffw_norm.weight", c.dim));
+    }
+    if (c.moe()) {
+      KAIRO_TRY_ASSIGN(L.router, b.mat(p + "ffn_gate_inp.weight", c.n_experts, c.dim));
+      KAIRO_TRY_ASSIGN(L.exp_gate, b.stack(p + "ffn_gate_exps.weight", c.n_experts, c.expert_ffn_dim, c.dim));
+      KAIRO_TRY_ASSIGN(L.exp_up, b.stack(p + "ffn_up_exps.weight", c.n_experts, c.expert_ffn_dim, c.dim));
+      KAIRO_TRY_ASSIGN(L.exp_down, b.stack(p + "ffn_down_exps.weight", c.n_experts, c.dim, c.expert_ffn_dim));
+    } else if (c.fused_gate_up) {
+      KAIRO_TRY_ASSIGN(const std::vector<Matrix> gate_up, b.split(p + "ffn_up.weight", {c.ffn_dim, c.ffn_dim}, c.dim));
+      L.w_gate = gate_up[0];
+      L.w_up = gate_up[1];
+      KAIRO_TRY_ASSIGN(L.w_down, b.mat(p + "ffn_down.weight", c.dim, c.ffn_dim));
+    } else {
+      KAIRO_TRY_ASSIGN(L.w_gate, b.mat(p + "ffn_gate.weight", c.ffn_dim, c.dim));
+      KAIRO_TRY_ASSIGN(L.w_up, b.mat(p + "ffn_up.weight", c.ffn_dim, c.dim));
+      KAIRO_TRY_ASSIGN(L.w_down, b.mat(p + "ffn_down.weight", c.dim, c.ffn_dim));
+    }
   }
   if (const std::string extra = b.first_unbound(); !extra.empty()) {
     return Error{strprintf("%s: tensor '%s' is not used by kairo's %s forward pass (a feature it does not implement "

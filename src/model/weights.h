@@ -21,9 +21,18 @@ struct LayerWeights {
   VectorSpan bq, bk, bv;             // [q_dim], [kv_dim], [kv_dim]   (qkv_bias only)
   VectorSpan q_norm, k_norm;         // [head_dim] each                (qk_norm only)
   Matrix wo;                         // [dim, q_dim]
+  VectorSpan post_attn_norm;         // [dim]                          (post_norms only)
   VectorSpan ffn_norm;               // [dim]
-  Matrix w_gate, w_up;               // [ffn_dim, dim]
+  VectorSpan post_ffn_norm;          // [dim]                          (post_norms only)
+  Matrix w_gate, w_up;               // [ffn_dim, dim]                 (dense feed-forward)
   Matrix w_down;                     // [dim, ffn_dim]
+  // Mixture of experts (config.moe(), instead of the dense three): the router and every expert's matrices, each
+  // expert a 2-D slice of the file's 3-D ffn_{gate,up,down}_exps tensor, so it uploads and multiplies like any
+  // other weight and a step reads only the experts its tokens chose.
+  Matrix router;                     // [n_experts, dim]               (ffn_gate_inp)
+  std::vector<Matrix> exp_gate;      // n_experts x [expert_ffn_dim, dim]
+  std::vector<Matrix> exp_up;        // n_experts x [expert_ffn_dim, dim]
+  std::vector<Matrix> exp_down;      // n_experts x [dim, expert_ffn_dim]
 };
 
 struct ModelWeights {

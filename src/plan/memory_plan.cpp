@@ -1,6 +1,7 @@
 #include "plan/memory_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/format.h"
@@ -57,12 +58,12 @@ Bounds roofline_bounds(const model::ModelConfig& c, const WeightsSummary& w, uin
   const double flops_per_token = 2.0 * static_cast<double>(w.n_matmul_params) + attn_flops_per_token;
   const double kv_read = static_cast<double>(kv_per_token) * L;
   auto step_time = [&](double n_streams, bool* compute_bound) {
-    const double t_mem = bw > 0 ? (static_cast<double>(w.bytes_read_per_token) + n_streams * kv_read) / bw : 0;
+    const double t_mem = bw > 0 ? (w.bytes_read_per_step(n_streams) + n_streams * kv_read) / bw : 0;
     const double t_ops = ops > 0 ? n_streams * flops_per_token / ops : 0;
     if (compute_bound) *compute_bound = t_ops > t_mem;
     return std::max(t_mem, t_ops);
   };
-  b.decode_step_bytes = static_cast<double>(w.bytes_read_per_token) + C * kv_read;
+  b.decode_step_bytes = w.bytes_read_per_step(C) + C * kv_read;
   b.decode_step_flops = C * flops_per_token;
   const double t_step = step_time(C, &b.decode_compute_bound);
   if (t_step > 0) {
@@ -75,7 +76,7 @@ Bounds roofline_bounds(const model::ModelConfig& c, const WeightsSummary& w, uin
   const double prefill_flops = 2.0 * static_cast<double>(w.n_matmul_params) * L + 2.0 * c.n_layers * c.q_dim() * L * L;
   const double n_chunks = static_cast<double>(ceil_div(r.context_length, r.max_batch_tokens));
   const double t_ops = ops > 0 ? prefill_flops / ops : 0;
-  const double t_mem = bw > 0 ? static_cast<double>(w.bytes_read_per_token) * n_chunks / bw : 0;
+  const double t_mem = bw > 0 ? w.bytes_read_per_step(std::min<double>(L, r.max_batch_tokens)) * n_chunks / bw : 0;
   b.prefill_compute_bound = t_ops >= t_mem;
   b.prefill_seconds = std::max(t_ops, t_mem);
   if (b.prefill_seconds > 0) b.prefill_tps = L / b.prefill_seconds;
@@ -84,8 +85,21 @@ Bounds roofline_bounds(const model::ModelConfig& c, const WeightsSummary& w, uin
 
 }  // namespace
 
-WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors) {
+double WeightsSummary::bytes_read_per_step(double n_tokens) const {
+  const double one_token_experts = static_cast<double>(expert_stack_bytes) * expert_fraction;
+  const double step_experts = static_cast<double>(expert_stack_bytes) *
+                              (1.0 - std::pow(1.0 - expert_fraction, std::max(1.0, n_tokens)));
+  return static_cast<double>(bytes_read_per_token) - one_token_experts + step_experts;
+}
+
+double expert_fraction(const model::ModelConfig& c) {
+  return c.moe() ? static_cast<double>(c.n_experts_used) / c.n_experts : 1.0;
+}
+
+WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors, double expert_fraction) {
   WeightsSummary w;
+  w.expert_fraction = expert_fraction;
+  uint64_t unread_expert_bytes = 0;  // per token, of the experts a token does not choose
   std::map<DType, TypeBytes> by_type;
   const TensorSpec* embd = nullptr;
   bool has_output = false;
@@ -101,7 +115,14 @@ WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors) {
     w.n_params += t.n_elements();
     if (t.name == "token_embd.weight") { embd = &t; continue; }
     if (t.name == "output.weight") has_output = true;
-    if (t.dims.size() >= 2) {
+    if (t.dims.size() == 3) {  // an expert stack
+      const auto read = static_cast<uint64_t>(static_cast<double>(bytes) * expert_fraction);
+      unread_expert_bytes += bytes - read;
+      w.expert_stack_bytes += bytes;
+      w.n_matmul_params += static_cast<int64_t>(static_cast<double>(t.n_elements()) * expert_fraction);
+      matmul_bytes += read;
+      if (is_block_quantized(t.type)) quantized_matmul_bytes += read;
+    } else if (t.dims.size() >= 2) {
       w.n_matmul_params += t.n_elements();
       matmul_bytes += bytes;
       if (is_block_quantized(t.type)) quantized_matmul_bytes += bytes;
@@ -110,13 +131,13 @@ WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors) {
   for (const auto& [type, tb] : by_type) w.by_type.push_back(tb);
   std::stable_sort(w.by_type.begin(), w.by_type.end(),
                    [](const TypeBytes& a, const TypeBytes& b) { return a.n_bytes > b.n_bytes; });
-  w.bytes_read_per_token = w.total_bytes;
+  w.bytes_read_per_token = w.total_bytes - unread_expert_bytes;
   if (embd) {
     const uint64_t embd_bytes = embd->n_bytes();
     const int64_t n_rows = embd->dims.size() >= 2 ? embd->n_elements() / embd->dims[0] : 1;
     const uint64_t row = n_rows > 0 ? embd_bytes / static_cast<uint64_t>(n_rows) : embd_bytes;
     // The lookup reads one row; a tied table is read whole again as the output projection.
-    w.bytes_read_per_token = w.total_bytes - embd_bytes + row + (has_output ? 0 : embd_bytes);
+    w.bytes_read_per_token += row + (has_output ? 0 : embd_bytes) - embd_bytes;
     if (!has_output) {
       w.n_matmul_params += embd->n_elements();
       matmul_bytes += embd_bytes;
@@ -180,7 +201,7 @@ Result<Plan> make_plan(const model::ModelConfig& config, const std::vector<Tenso
   if (device.memory_bytes == 0) {
     return Error{strprintf("device '%s' has no memory capacity; give one with --mem-gb", device.name.c_str())};
   }
-  p.weights = summarize_weights(tensors);
+  p.weights = summarize_weights(tensors, expert_fraction(config));
   KAIRO_TRY_ASSIGN(p.kv_bytes_per_token, kv_bytes_per_token(config, r.kv_dtype));
 
   const Sizer s{config, r, p.weights.total_bytes, p.kv_bytes_per_token, device.runtime_overhead_bytes,

@@ -30,12 +30,24 @@ struct WeightsSummary {
   uint64_t total_bytes = 0;
   int64_t n_params = 0;               // every element of every tensor
   int64_t n_matmul_params = 0;        // weights multiplied per token: all matrices but the embedding lookup
-                                      // (which counts once more as the output projection when embeddings are tied)
-  uint64_t bytes_read_per_token = 0;  // decode: every matrix and vector once, plus one embedding row
+                                      // (which counts once more as the output projection when embeddings are tied);
+                                      // of an expert stack, the chosen experts only
+  uint64_t bytes_read_per_token = 0;  // decode: every matrix (of the expert stacks, the chosen experts) and vector
+                                      // once, plus one embedding row
   bool quantized = false;             // most matmul bytes are block-quantized types
+  uint64_t expert_stack_bytes = 0;    // all expert stacks (a mixture of experts), every expert
+  double expert_fraction = 1.0;       // the share of them one token reads
+
+  // Weight bytes one decode step of n tokens (of different sequences) reads: a mixture of experts reads each expert
+  // some token chose, n_experts * (1 - (1 - fraction)^n) of them on average with independent choices.
+  double bytes_read_per_step(double n_tokens) const;
 };
 
-WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors);
+// expert_fraction: the share of each expert stack (a 3-D *_exps tensor) one token reads, n_experts_used / n_experts
+// (model::ModelConfig); per-token bytes and multiply-adds count only that share.
+WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors, double expert_fraction = 1.0);
+// n_experts_used / n_experts, or 1 for a dense model.
+double expert_fraction(const model::ModelConfig& config);
 
 // Activation and workspace bytes of one forward step over `batch_tokens` tokens, `logit_rows` of which need
 // logits, attending over up to `context_length` positions. All f32 unless noted:

@@ -29,19 +29,42 @@ std::vector<TensorSpec> standard_tensors(const model::ModelConfig& c, DType matr
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     t.push_back({p + "attn_norm.weight", {dim}, DType::F32});
-    t.push_back({p + "attn_q.weight", {dim, q}, matrix_type});
-    t.push_back({p + "attn_k.weight", {dim, kv}, matrix_type});
-    t.push_back({p + "attn_v.weight", {dim, kv}, matrix_type});
+    if (c.fused_qkv) {
+      t.push_back({p + "attn_qkv.weight", {dim, q + 2 * kv}, matrix_type});
+    } else {
+      t.push_back({p + "attn_q.weight", {dim, q}, matrix_type});
+      t.push_back({p + "attn_k.weight", {dim, kv}, matrix_type});
+      t.push_back({p + "attn_v.weight", {dim, kv}, matrix_type});
+    }
     if (c.qkv_bias) {
       t.push_back({p + "attn_q.bias", {q}, DType::F32});
       t.push_back({p + "attn_k.bias", {kv}, DType::F32});
       t.push_back({p + "attn_v.bias", {kv}, DType::F32});
     }
+    if (c.qk_norm) {
+      t.push_back({p + "attn_q_norm.weight", {c.head_dim}, DType::F32});
+      t.push_back({p + "attn_k_norm.weight", {c.head_dim}, DType::F32});
+    }
     t.push_back({p + "attn_output.weight", {q, dim}, matrix_type});
     t.push_back({p + "ffn_norm.weight", {dim}, DType::F32});
-    t.push_back({p + "ffn_gate.weight", {dim, ffn}, matrix_type});
-    t.push_back({p + "ffn_up.weight", {dim, ffn}, matrix_type});
-    t.push_back({p + "ffn_down.weight", {ffn, dim}, matrix_type});
+    if (c.post_norms) {
+      t.push_back({p + "post_attention_norm.weight", {dim}, DType::F32});
+      t.push_back({p + "post_ffw_norm.weight", {dim}, DType::F32});
+    }
+    if (c.moe()) {
+      const int64_t experts = c.n_experts, width = c.expert_ffn_dim;
+      t.push_back({p + "ffn_gate_inp.weight", {dim, experts}, DType::F32});  // the router stays F32
+      t.push_back({p + "ffn_gate_exps.weight", {dim, width, experts}, matrix_type});
+      t.push_back({p + "ffn_up_exps.weight", {dim, width, experts}, matrix_type});
+      t.push_back({p + "ffn_down_exps.weight", {width, dim, experts}, matrix_type});
+    } else if (c.fused_gate_up) {
+      t.push_back({p + "ffn_up.weight", {dim, 2 * ffn}, matrix_type});
+      t.push_back({p + "ffn_down.weight", {ffn, dim}, matrix_type});
+    } else {
+      t.push_back({p + "ffn_gate.weight", {dim, ffn}, matrix_type});
+      t.push_back({p + "ffn_up.weight", {dim, ffn}, matrix_type});
+      t.push_back({p + "ffn_down.weight", {ffn, dim}, matrix_type});
+    }
   }
   t.push_back({"output_norm.weight", {dim}, DType::F32});
   if (!c.tied_embeddings) t.push_back({"output.weight", {dim, vocab}, matrix_type});
@@ -51,7 +74,7 @@ std::vector<TensorSpec> standard_tensors(const model::ModelConfig& c, DType matr
 std::vector<TensorSpec> retype_matrices(const std::vector<TensorSpec>& tensors, DType type) {
   std::vector<TensorSpec> out = tensors;
   for (auto& t : out) {
-    if (t.dims.size() < 2) continue;
+    if (t.dims.size() < 2 || t.name.find("ffn_gate_inp") != std::string::npos) continue;  // routers stay F32
     DType chosen = type;
     if (t.dims[0] % dtype_info(chosen).block_size != 0) chosen = DType::Q8_0;
     if (t.dims[0] % dtype_info(chosen).block_size != 0) chosen = DType::F16;

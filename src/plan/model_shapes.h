@@ -24,14 +24,17 @@ struct TensorSpec {
 // The tensor infos of an opened GGUF file.
 std::vector<TensorSpec> tensors_from_file(const gguf::File& file);
 
-// The tensors a llama-family (llama, qwen2) GGUF of this shape holds: token_embd, output_norm, output (unless
-// tied), and per layer attn_norm, attn_q/k/v (+ biases for qwen2), attn_output, ffn_norm, ffn_gate/up/down.
+// The tensors a llama-family (llama, qwen2, qwen3, qwen3moe, phi3: fused attn_qkv and gate‖up ffn_up) GGUF of this
+// shape holds: token_embd, output_norm,
+// output (unless tied), and per layer attn_norm, attn_q/k/v (+ biases for qwen2, + attn_q_norm/attn_k_norm for
+// qwen3), attn_output, ffn_norm, and ffn_gate/up/down or, for a mixture of experts, the router ffn_gate_inp (F32)
+// and the expert stacks ffn_{gate,up,down}_exps.
 // Matrices get `matrix_type`, vectors F32 -- as llama.cpp's converter writes them.
 std::vector<TensorSpec> standard_tensors(const model::ModelConfig& config, DType matrix_type);
 
 // "What if this model were stored as `type`": every 2-D tensor becomes `type`. A matrix whose rows are not a
 // multiple of the type's block size falls back to Q8_0 (block 32), else F16, the way llama.cpp's quantizer does
-// for odd widths (qwen2.5-0.5b has 896 columns, which is not a multiple of 256). 1-D tensors stay F32.
+// for odd widths (qwen2.5-0.5b has 896 columns, which is not a multiple of 256). 1-D tensors and routers stay F32.
 std::vector<TensorSpec> retype_matrices(const std::vector<TensorSpec>& tensors, DType type);
 
 // Parses a --weights-dtype value: a type kairo can compute with ("f16", "bf16", "q8_0", "q4_k", ...).

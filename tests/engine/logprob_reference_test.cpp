@@ -5,6 +5,11 @@
 //    without the factors these runs are off by 0.3 to 4.5 in log-probability (cosine 0.90 on the long prompt).
 //  - qwen3: per-head RMS norm of Q and K before rope, head size from attention.key_length (8 heads of 64 on a
 //    256-wide model: Q is 512 wide), NEOX rope, tied output.
+//  - qwen3moe: qwen3's attention with a mixture-of-experts feed-forward (8 experts, top-2, renormalised).
+//  - phi3: fused attn_qkv and gate‖up ffn_up (split at load), NEOX rope.
+//  - gemma2: embedding scale, GELU, post-norms, attention and final soft-capping, every other layer windowed (8).
+//  - gemma3: Q/K norm, five windowed layers (window 8, rope base 1e4) per global one (rope base 1e6, linear x8).
+//    Both prompts are longer than the window, so a wrong window shows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -104,7 +109,19 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"llama3", "Q4_0", "long", 0.995}, Case{"qwen3", "f16", "lighthouse", 0.999},
                       Case{"qwen3", "f16", "garden", 0.999}, Case{"qwen3", "Q8_0", "lighthouse", 0.995},
                       Case{"qwen3", "Q8_0", "garden", 0.995}, Case{"qwen3", "Q4_0", "lighthouse", 0.995},
-                      Case{"qwen3", "Q4_0", "garden", 0.995}),
+                      Case{"qwen3", "Q4_0", "garden", 0.995}, Case{"qwen3moe", "f16", "lighthouse", 0.999},
+                      Case{"qwen3moe", "f16", "garden", 0.999}, Case{"qwen3moe", "Q8_0", "lighthouse", 0.995},
+                      Case{"qwen3moe", "Q8_0", "garden", 0.995}, Case{"qwen3moe", "Q4_0", "lighthouse", 0.995},
+                      Case{"qwen3moe", "Q4_0", "garden", 0.995}, Case{"phi3", "f16", "lighthouse", 0.999},
+                      Case{"phi3", "f16", "garden", 0.999}, Case{"phi3", "Q8_0", "lighthouse", 0.995},
+                      Case{"phi3", "Q8_0", "garden", 0.995}, Case{"phi3", "Q4_0", "lighthouse", 0.995},
+                      Case{"phi3", "Q4_0", "garden", 0.995}, Case{"gemma2", "f16", "lighthouse", 0.999},
+                      Case{"gemma2", "f16", "garden", 0.999}, Case{"gemma2", "Q8_0", "lighthouse", 0.995},
+                      Case{"gemma2", "Q8_0", "garden", 0.995}, Case{"gemma2", "Q4_0", "lighthouse", 0.995},
+                      Case{"gemma2", "Q4_0", "garden", 0.995}, Case{"gemma3", "f16", "lighthouse", 0.999},
+                      Case{"gemma3", "f16", "garden", 0.999}, Case{"gemma3", "Q8_0", "lighthouse", 0.995},
+                      Case{"gemma3", "Q8_0", "garden", 0.995}, Case{"gemma3", "Q4_0", "lighthouse", 0.995},
+                      Case{"gemma3", "Q4_0", "garden", 0.995}),
     [](const auto& info) { return info.param.arch + "_" + info.param.type + "_" + info.param.prompt; });
 
 }  // namespace

@@ -26,6 +26,8 @@ struct AttnCase {
   int block_size;
   std::vector<int> seq_lens;   // context length of each sequence (KV already written for all positions)
   std::vector<int> n_queries;  // how many trailing positions of each sequence are queries in this batch
+  int window = 0;              // AttentionBatch::window (sliding-window layers)
+  float softcap = 0;           // AttentionBatch::softcap
 };
 
 void run_case(const Backend& be, const AttnCase& c, ThreadPool& pool) {
@@ -70,6 +72,8 @@ void run_case(const Backend& be, const AttnCase& c, ThreadPool& pool) {
   batch.seq_idx = seq_idx.data();
   batch.block_tables = tables.data();
   batch.max_blocks_per_seq = max_blocks;
+  batch.window = c.window;
+  batch.softcap = c.softcap;
   // Large-ish queries make the softmax peaked, so errors in the max/rescaling logic would show.
   const auto q = testing::random_floats(rng, batch.n_tokens * c.n_heads * c.head_dim, 2.0f);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
@@ -92,7 +96,8 @@ void run_case(const Backend& be, const AttnCase& c, ThreadPool& pool) {
   std::vector<float> alone(static_cast<size_t>(q_row));
   for (int64_t t = 0; t < batch.n_tokens; ++t) {
     const int32_t zero = 0;
-    AttentionBatch one{1, &positions[t], &zero, tables.data() + seq_idx[t] * max_blocks, max_blocks};
+    AttentionBatch one{1, &positions[t], &zero, tables.data() + seq_idx[t] * max_blocks, max_blocks, c.window,
+                       c.softcap};
     be.attention(q.data() + t * q_row, alone.data(), kv, one, c.n_heads, scale, pool);
     EXPECT_EQ(std::memcmp(alone.data(), got.data() + t * q_row, alone.size() * sizeof(float)), 0)
         << "query token " << t << " alone differs from the batch";
@@ -125,6 +130,23 @@ TEST_P(AttentionTest, LongContextOverManyBlocks) {
   ThreadPool pool(2);
   run_case(*be, {32, 4, 64, DType::F16, 16, {1100, 1500}, {3, 1}}, pool);
   run_case(*be, {16, 2, 128, DType::BF16, 32, {1031}, {8}}, pool);
+}
+
+// Sliding windows shorter and longer than a chunk (a window's start inside a chunk, whole chunks skipped), a window
+// of one position, windows longer than the context, and soft-capped scores (gemma2) with and without a window.
+TEST_P(AttentionTest, SlidingWindowAndSoftcap) {
+  KAIRO_BACKEND_OR_SKIP(be, GetParam());
+  ThreadPool pool(2);
+  for (int window : {1, 8, 37, 300, 5000}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    run_case(*be, {8, 2, 64, DType::F16, 16, {1, 37, 70, 1100}, {1, 5, 17, 3}, window}, pool);
+    run_case(*be, {6, 3, 40, DType::F32, 7, {23, 9}, {23, 1}, window}, pool);
+  }
+  for (float cap : {1.5f, 30.0f}) {
+    SCOPED_TRACE("softcap " + std::to_string(cap));
+    run_case(*be, {8, 4, 64, DType::F16, 16, {1, 37, 70}, {1, 5, 17}, 0, cap}, pool);
+    run_case(*be, {8, 4, 128, DType::BF16, 16, {300}, {40}, 8, cap}, pool);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, AttentionTest, ::testing::ValuesIn(testing::optimized_isas()),

@@ -142,6 +142,30 @@ TEST_P(OpsTest, SwigluAddBias) {
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-6 * std::max(1.0f, std::fabs(ref[i]))) << g[i];
 }
 
+// GELU (tanh form) through the sigmoid: within a few f32 ulps of the double reference, saturating without NaN.
+TEST_P(OpsTest, GegluMatchesReference) {
+  KAIRO_BACKEND_OR_SKIP(be, GetParam());
+  std::mt19937 rng(8);
+  for (int64_t n : {1, 15, 17, 6912}) {
+    const auto g = testing::random_floats(rng, n, 4.0f);
+    const auto u = testing::random_floats(rng, n);
+    std::vector<float> ref(n), got(n);
+    reference_backend().geglu(g.data(), u.data(), ref.data(), n);
+    be->geglu(g.data(), u.data(), got.data(), n);
+    expect_close(got, ref);
+  }
+  const std::vector<float> g = {-200.0f, -90.0f, -20.0f, -5.0f, 0.0f, 20.0f, 90.0f, 200.0f, 1e-30f,
+                                -1e-30f, 3.0f,   -3.0f,  1.0f,  2.0f, -1.0f, 0.5f,  -0.5f};
+  const std::vector<float> u(g.size(), 1.0f);
+  std::vector<float> ref(g.size()), got(g.size());
+  reference_backend().geglu(g.data(), u.data(), ref.data(), static_cast<int64_t>(g.size()));
+  be->geglu(g.data(), u.data(), got.data(), static_cast<int64_t>(g.size()));
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-6 * std::max(1.0f, std::fabs(ref[i]))) << g[i];
+  // gelu(1) = 0.8411920 (tanh form), gelu(-1) = -0.1588080
+  EXPECT_NEAR(ref[12], 0.8411920, 1e-6);
+  EXPECT_NEAR(ref[14], -0.1588080, 1e-6);
+}
+
 TEST_P(OpsTest, KvWriteMatchesReferenceBitForBit) {
   KAIRO_BACKEND_OR_SKIP(be, GetParam());
   std::mt19937 rng(4);

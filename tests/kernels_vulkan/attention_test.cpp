@@ -88,21 +88,24 @@ Queries make_queries(std::mt19937& rng, const std::vector<std::pair<int, int>>& 
   return qs;
 }
 
-std::vector<float> device_attention(Device& d, const Cache& c, const Queries& qs, int n_heads, float scale) {
+std::vector<float> device_attention(Device& d, const Cache& c, const Queries& qs, int n_heads, float scale,
+                                    int window = 0, float softcap = 0) {
   const auto n = static_cast<int64_t>(qs.positions.size());
   DeviceSpan q = to_device(d, qs.q), out = testing::zeros(d, qs.q.size() * 4);
   DeviceSpan pos = to_device(d, qs.positions), seq = to_device(d, qs.seq_idx), bt = to_device(d, c.tables);
-  d.attention(q, out, c.device_view(), DeviceAttentionBatch{n, pos, seq, bt, c.max_blocks}, n_heads, scale);
+  d.attention(q, out, c.device_view(), DeviceAttentionBatch{n, pos, seq, bt, c.max_blocks, window, softcap}, n_heads,
+              scale);
   std::vector<float> o = from_device<float>(d, out, qs.q.size());
   for (DeviceSpan s : {q, out, pos, seq, bt}) d.free(s);
   return o;
 }
 
-std::vector<float> ref_attention(Cache& c, const Queries& qs, int n_heads, float scale) {
+std::vector<float> ref_attention(Cache& c, const Queries& qs, int n_heads, float scale, int window = 0,
+                                 float softcap = 0) {
   ThreadPool pool(1);
   std::vector<float> o(qs.q.size());
   const AttentionBatch b{static_cast<int64_t>(qs.positions.size()), qs.positions.data(), qs.seq_idx.data(),
-                         c.tables.data(), c.max_blocks};
+                         c.tables.data(), c.max_blocks, window, softcap};
   ref::attention(qs.q.data(), o.data(), c.host_view(), b, n_heads, scale, pool);
   return o;
 }
@@ -169,6 +172,39 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanAttention,
                                   std::to_string(info.param.n_heads) + "_kv" + std::to_string(info.param.n_kv_heads) +
                                   "_" + std::string(dtype_name(info.param.dtype));
                          });
+
+// Sliding windows (inside one chunk, across chunks, longer than the context) and soft-capped scores, against the
+// reference; and a windowed sequence's outputs alone equal its outputs in a batch, bit for bit.
+TEST(VulkanAttentionWindow, SlidingWindowAndSoftcapMatchReference) {
+  KAIRO_VK_DEVICE(d);
+  const int n_heads = 8, n_kv = 2, head_dim = 64, len = 200;
+  const float scale = 0.125f;
+  std::mt19937 rng(12);
+  Cache c = make_cache(*d, rng, DType::F16, n_kv, head_dim, 2, len);
+  std::vector<std::pair<int, int>> all = all_positions(0, 0, len);
+  const auto s1 = all_positions(1, 0, 90);
+  all.insert(all.end(), s1.begin(), s1.end());
+  (void)write_kv(*d, c, rng, all);
+  std::vector<std::pair<int, int>> tokens = all_positions(0, 150, 200);
+  const auto t1 = all_positions(1, 0, 90);
+  tokens.insert(tokens.end(), t1.begin(), t1.end());
+  const Queries qs = make_queries(rng, tokens, n_heads, head_dim);
+  for (auto [window, softcap] : {std::pair{8, 0.0f}, {1, 0.0f}, {70, 0.0f}, {1000, 0.0f}, {0, 1.5f}, {8, 2.0f}}) {
+    SCOPED_TRACE("window " + std::to_string(window) + " softcap " + std::to_string(softcap));
+    const std::vector<float> got = device_attention(*d, c, qs, n_heads, scale, window, softcap);
+    EXPECT_LE(rel_error(got, ref_attention(c, qs, n_heads, scale, window, softcap)), tolerance(DType::F16));
+    const Queries one = make_queries(rng, {{0, 180}}, n_heads, head_dim);
+    Queries with_it = qs;
+    with_it.positions.push_back(180);
+    with_it.seq_idx.push_back(0);
+    with_it.q.insert(with_it.q.end(), one.q.begin(), one.q.end());
+    const std::vector<float> alone = device_attention(*d, c, one, n_heads, scale, window, softcap);
+    const std::vector<float> batched = device_attention(*d, c, with_it, n_heads, scale, window, softcap);
+    EXPECT_TRUE(testing::bitwise_equal(batched.data() + qs.q.size(), alone.data(), alone.size()));
+  }
+  d->free(c.k_dev);
+  d->free(c.v_dev);
+}
 
 // The contract for attention: a sequence's outputs are bit for bit the same alone or batched with other sequences,
 // and whether its prompt was prefilled in one call or in chunks with the KV written between them.

@@ -1,4 +1,4 @@
-// rms_norm, rope, swiglu, add, add_bias and gather_rows against the scalar reference.
+// rms_norm, rope, swiglu, add, add_bias, gather_rows and add_rows_scaled against the scalar reference.
 #include <random>
 
 #include "kernels/kernel_test_util.h"
@@ -80,7 +80,7 @@ TEST(VulkanOps, RopeMatchesReferenceForBothStylesAndPartialRotation) {
   }
 }
 
-// swiglu: exp and a division, a few ulps each (GLSL exp is accurate to 3 + 2|x| ulp).
+// swiglu, geglu: exp and a division, a few ulps each (GLSL exp is accurate to 3 + 2|x| ulp).
 TEST(VulkanOps, ElementwiseOpsMatchReference) {
   KAIRO_VK_DEVICE(d);
   std::mt19937 rng(3);
@@ -95,6 +95,10 @@ TEST(VulkanOps, ElementwiseOpsMatchReference) {
   d->swiglu(gs, us, os, static_cast<int64_t>(total));
   EXPECT_LE(rel_error(from_device<float>(*d, os, total), ref), 1e-6);
 
+  ref::geglu(g.data(), u.data(), ref.data(), static_cast<int64_t>(total));
+  d->geglu(gs, us, os, static_cast<int64_t>(total));
+  EXPECT_LE(rel_error(from_device<float>(*d, os, total), ref), 1e-6);
+
   std::vector<float> y = g;
   ref::add(y.data(), u.data(), static_cast<int64_t>(total));
   d->add(gs, us, static_cast<int64_t>(total));
@@ -102,6 +106,10 @@ TEST(VulkanOps, ElementwiseOpsMatchReference) {
 
   ref::add_bias(y.data(), bias.data(), n_tokens, n);
   d->add_bias(gs, bs, n_tokens, n);
+  EXPECT_EQ(from_device<float>(*d, gs, total), y);
+
+  for (float& v : y) v *= 0.375f;  // one rounding, as the shader's
+  d->scale(gs, static_cast<int64_t>(total), 0.375f);
   EXPECT_EQ(from_device<float>(*d, gs, total), y);
 
   const std::vector<int32_t> rows = {16, 0, 3, 3, 9};
@@ -114,6 +122,28 @@ TEST(VulkanOps, ElementwiseOpsMatchReference) {
         << "row " << i;
   }
   for (DeviceSpan s : {gs, us, bs, os, rs}) d->free(s);
+}
+
+// add_rows_scaled: one product and one sum per element (precise in the shader), as the CPU device's loop rounds.
+TEST(VulkanOps, AddRowsScaledMatchesTheHostLoop) {
+  KAIRO_VK_DEVICE(d);
+  std::mt19937 rng(5);
+  const int64_t n_rows = 9, dim = 300;
+  const std::vector<int32_t> rows = {7, 0, 3, 8};
+  const std::vector<float> scales = {0.25f, -1.5f, 0.7f, 1.0f};
+  const std::vector<float> y0 = random_floats(rng, static_cast<size_t>(n_rows * dim));
+  const std::vector<float> x = random_floats(rng, rows.size() * dim);
+  DeviceSpan ys = to_device(*d, y0), xs = to_device(*d, x), rs = to_device(*d, rows), ss = to_device(*d, scales);
+  d->add_rows_scaled(ys, xs, rs, ss, static_cast<int64_t>(rows.size()), dim);
+  std::vector<float> want = y0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (int64_t c = 0; c < dim; ++c) {
+      volatile float product = scales[i] * x[i * dim + static_cast<size_t>(c)];  // no fused multiply-add
+      want[static_cast<size_t>(rows[i] * dim + c)] += product;
+    }
+  }
+  EXPECT_EQ(from_device<float>(*d, ys, want.size()), want);
+  for (DeviceSpan s : {ys, xs, rs, ss}) d->free(s);
 }
 
 // Offsets that are not multiples of minStorageBufferOffsetAlignment: bound aligned down, remainder in the shader.

@@ -88,6 +88,40 @@ void expect_standard_matches_file(const char* name) {
 
 TEST(Weights, StandardTensorsMatchLlamaFile) { expect_standard_matches_file("synth-llama-gqa.Q8_0.gguf"); }
 TEST(Weights, StandardTensorsMatchQwen2FileWithBiases) { expect_standard_matches_file("synth-qwen2.Q8_0.gguf"); }
+TEST(Weights, StandardTensorsMatchPhi3FileWithFusedProjections) {
+  expect_standard_matches_file("synth-phi3.Q8_0.gguf");
+}
+TEST(Weights, StandardTensorsMatchGemmaFilesWithPostNorms) {
+  expect_standard_matches_file("synth-gemma2.Q8_0.gguf");
+  expect_standard_matches_file("synth-gemma3.Q8_0.gguf");
+}
+TEST(Weights, StandardTensorsMatchQwen3FileWithQkNorms) { expect_standard_matches_file("synth-qwen3.Q8_0.gguf"); }
+TEST(Weights, StandardTensorsMatchQwen3moeFileWithRouterAndExperts) {
+  expect_standard_matches_file("synth-qwen3moe.Q8_0.gguf");
+}
+
+// A token reads the router and its chosen experts only; a step of many tokens reads the experts any of them chose.
+TEST(Weights, MixtureOfExpertsCountsTheChosenExpertsPerToken) {
+  const model::ModelConfig c = find_preset("qwen3-30b-a3b")->config;
+  ASSERT_TRUE(c.moe());
+  const auto tensors = standard_tensors(c, DType::Q4_0);
+  const WeightsSummary all = summarize_weights(tensors);
+  const WeightsSummary w = summarize_weights(tensors, expert_fraction(c));
+  EXPECT_DOUBLE_EQ(expert_fraction(c), 8.0 / 128.0);
+  uint64_t stacks = 0;
+  for (const auto& t : tensors) {
+    if (t.dims.size() == 3) stacks += t.n_bytes();
+    if (t.name.find("ffn_gate_inp") != std::string::npos) EXPECT_EQ(t.type, DType::F32) << "routers stay F32";
+  }
+  EXPECT_EQ(w.expert_stack_bytes, stacks);
+  EXPECT_EQ(w.bytes_read_per_token, all.bytes_read_per_token - stacks + stacks / 16);
+  // Published: 3.3 B activated parameters per token, the embedding table included (here not a matmul: a lookup).
+  EXPECT_NEAR(static_cast<double>(w.n_matmul_params) + 2048.0 * 151936, 3.3e9, 0.1e9);
+  EXPECT_DOUBLE_EQ(w.bytes_read_per_step(1), static_cast<double>(w.bytes_read_per_token));
+  // 16 tokens with independent choices hit 1 - (15/16)^16 = 64.4 % of the experts.
+  EXPECT_NEAR(w.bytes_read_per_step(16) - (w.bytes_read_per_token - stacks / 16.0), stacks * 0.644, stacks * 0.001);
+  EXPECT_LE(w.bytes_read_per_step(100000), static_cast<double>(all.bytes_read_per_token));
+}
 
 TEST(Weights, RetypeMatricesKeepsVectorsAndFallsBackOnOddWidths) {
   const std::vector<TensorSpec> t = {{"a.weight", {512, 4}, DType::F16},
@@ -120,7 +154,9 @@ TEST(Presets, ParameterCountsMatchPublishedModels) {
   const std::pair<const char*, int64_t> published[] = {
       {"tinyllama-1.1b", 1100048384},  {"llama-3.2-1b", 1235814400}, {"llama-3-8b", 8030261248},
       {"llama-3-70b", 70553706496},    {"qwen2.5-0.5b", 494032768},  {"qwen2.5-7b", 7615616512},
-      {"mistral-7b", 7241732096},      {"llama-2-7b", 6738415616},
+      {"mistral-7b", 7241732096},      {"llama-2-7b", 6738415616},   {"qwen3-0.6b", 596049920},
+      {"qwen3-8b", 8190735360},        {"qwen3-30b-a3b", 30532122624}, {"mixtral-8x7b", 46702792704},
+      {"phi-3-mini", 3821079552},      {"gemma-2-2b", 2614341888},   {"gemma-3-1b", 999885952},
   };
   for (const auto& [name, n_params] : published) {
     auto p = find_preset(name);

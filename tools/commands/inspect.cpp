@@ -55,10 +55,7 @@ int run_inspect(const InspectArgs& args) {
   auto config = model::read_config(f);
   if (config.ok()) {
     const auto& c = *config;
-    std::printf("model: %s, %d layers, dim %d, %d heads (%d KV, head dim %d), ffn %d, vocab %d, context %d, rope "
-                "base %g%s\n",
-                c.arch.c_str(), c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim, c.n_vocab,
-                c.context_length, c.rope.freq_base, c.tied_embeddings ? ", tied embeddings" : "");
+    std::printf("model: %s, %s\n", c.arch.c_str(), model::describe_shape(c).c_str());
   } else {
     std::printf("model: not loadable by kairo: %s\n", config.error().message.c_str());
   }

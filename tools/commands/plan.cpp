@@ -169,9 +169,7 @@ void print_human(const plan::Plan& p, const std::string& source) {
   const auto& r = p.request;
   const auto& m = p.memory;
   std::printf("# kairo plan: %s on %s\n\n", c.name.empty() ? source.c_str() : c.name.c_str(), d.name.c_str());
-  std::printf("model:   %s (%s): %d layers, dim %d, %d heads (%d KV, head dim %d), ffn %d, vocab %d, context %d%s\n",
-              source.c_str(), c.arch.c_str(), c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.head_dim, c.ffn_dim,
-              c.n_vocab, c.context_length, c.tied_embeddings ? ", tied embeddings" : "");
+  std::printf("model:   %s (%s): %s\n", source.c_str(), c.arch.c_str(), model::describe_shape(c).c_str());
   std::printf("device:  %s: %s, %.0f GB/s, %.1f TFLOP/s bf16, %.1f TOP/s int8%s, usable %.0f %%\n",
               d.description.c_str(), gib(d.memory_bytes).c_str(), d.bandwidth_gbs, d.bf16_tflops, d.int8_tops,
               d.unified_memory ? ", unified memory" : "", d.usable_fraction * 100);

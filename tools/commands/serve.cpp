@@ -100,7 +100,8 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a) {
     device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = avail});
     out.budget_source = strprintf("%.0f %% of %s available", device.usable_fraction * 100, human_bytes(avail).c_str());
   }
-  const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(model.file()));
+  const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(model.file()),
+                                                                     plan::expert_fraction(model.config()));
   out.request = plan::kv_pool_request(c, weights, device, req);
   out.request.knobs.budget_scale = 1.0;  // --mem-budget-gb is the budget itself, not a device's memory
   if (a.kv_cache_mib > 0) {

@@ -7,6 +7,7 @@
 #include "command_registry.h"
 #include "convert/synth.h"
 #include "core/format.h"
+#include "model/arch/arch.h"
 #include "plan/model_presets.h"
 
 namespace kairo::tools {
@@ -23,6 +24,7 @@ struct SynthArgs {
   // Shape overrides (or the whole shape, without a preset).
   std::optional<std::string> arch;
   std::optional<int> dim, layers, heads, kv_heads, head_dim, ffn, vocab, context;
+  std::optional<int> experts, experts_used, expert_ffn, sliding_window;
   std::optional<float> rope_base, rms_eps;
   std::optional<bool> tied;
 };
@@ -43,7 +45,8 @@ Result<convert::SynthOptions> make_options(const SynthArgs& a) {
   } else {
     if (!a.dim || !a.layers || !a.heads || !a.ffn || !a.vocab) {
       return Error{strprintf("give a preset (%s) or the whole shape: --dim, --layers, --heads, --ffn and --vocab "
-                             "(optional: --arch, --kv-heads, --head-dim, --context, --rope-base, --tied)",
+                             "(optional: --arch, --kv-heads, --head-dim, --context, --rope-base, --tied, --experts, "
+                             "--experts-used, --expert-ffn, --sliding-window)",
                              preset_names().c_str())};
     }
     c.arch = "llama";
@@ -66,8 +69,12 @@ Result<convert::SynthOptions> make_options(const SynthArgs& a) {
   } else if (a.dim || a.heads || a.positional.size() == 1) {
     c.head_dim = c.n_heads > 0 ? c.dim / c.n_heads : 0;
   }
+  if (a.experts) c.n_experts = *a.experts;
+  if (a.experts_used) c.n_experts_used = *a.experts_used;
+  if (a.expert_ffn) c.expert_ffn_dim = *a.expert_ffn;
   c.rope.n_rot = c.head_dim;
-  c.qkv_bias = c.arch == "qwen2";
+  model::apply_arch_traits(c);
+  if (a.sliding_window) c.sliding_window = *a.sliding_window;
   KAIRO_TRY_ASSIGN(o.scheme, convert::parse_quant_scheme(a.type));
   o.pure = a.pure;
   o.seed = a.seed;
@@ -133,7 +140,7 @@ void setup(CLI::App& app) {
   cmd->add_flag("--pure", a->pure, "Every matrix in the base type (no llama.cpp mix rules)");
   cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--init-std", a->init_std, "Standard deviation of the weights")->capture_default_str();
-  cmd->add_option("--arch", a->arch, "Architecture: llama or qwen2");
+  cmd->add_option("--arch", a->arch, "Architecture: llama, qwen2, qwen3, qwen3moe, phi3, gemma2 or gemma3");
   cmd->add_option("--dim", a->dim, "Embedding width")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--layers", a->layers, "Transformer blocks")->check(CLI::Range(1, 1024));
   cmd->add_option("--heads", a->heads, "Attention heads")->check(CLI::Range(1, 1024));
@@ -145,6 +152,13 @@ void setup(CLI::App& app) {
   cmd->add_option("--rope-base", a->rope_base, "RoPE frequency base");
   cmd->add_option("--rms-eps", a->rms_eps, "RMSNorm epsilon");
   cmd->add_option("--tied", a->tied, "Tied embeddings (true/false): no output.weight");
+  cmd->add_option("--experts", a->experts, "Mixture of experts: experts per layer")->check(CLI::Range(1, 1024));
+  cmd->add_option("--experts-used", a->experts_used, "Mixture of experts: experts each token uses")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--expert-ffn", a->expert_ffn, "Mixture of experts: one expert's feed-forward width")
+      ->check(CLI::Range(1, 1 << 18));
+  cmd->add_option("--sliding-window", a->sliding_window, "Positions the windowed layers attend to (gemma)")
+      ->check(CLI::Range(1, 1 << 24));
   cmd->callback([a] { set_exit_code(run_synth(*a)); });
 }
 

@@ -149,9 +149,27 @@ class CpuDevice final : public Device {
   void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
     be_.swiglu(gate.host<const float>(), up.host<const float>(), out.host<float>(), n);
   }
+  void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
+    be_.geglu(gate.host<const float>(), up.host<const float>(), out.host<float>(), n);
+  }
+  void scale(DeviceSpan x, int64_t n, float factor) override {
+    float* v = x.host<float>();
+    for (int64_t i = 0; i < n; ++i) v[i] *= factor;
+  }
   void add(DeviceSpan y, DeviceSpan x, int64_t n) override { be_.add(y.host<float>(), x.host<const float>(), n); }
   void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) override {
     be_.add_bias(x.host<float>(), bias.host<const float>(), n_tokens, n);
+  }
+  // One loop for every ISA: memory-bound, and the compiler vectorises the row.
+  void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
+                       int64_t dim) override {
+    const int32_t* row = rows.host<const int32_t>();
+    const float* scale = scales.host<const float>();
+    for (int64_t i = 0; i < n; ++i) {
+      float* dst = y.host<float>() + row[i] * dim;
+      const float* src = x.host<const float>() + i * dim;
+      for (int64_t c = 0; c < dim; ++c) dst[c] += scale[i] * src[c];
+    }
   }
   void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
                 int64_t n_tokens) override {
@@ -162,7 +180,8 @@ class CpuDevice final : public Device {
                  int n_heads, float scale) override {
     assert(pool_ != nullptr && "CPU device ops run between begin_step and end_step");
     const AttentionBatch b{batch.n_tokens, batch.positions.host<const int32_t>(), batch.seq_idx.host<const int32_t>(),
-                           batch.block_tables.host<const int32_t>(), batch.max_blocks_per_seq};
+                           batch.block_tables.host<const int32_t>(), batch.max_blocks_per_seq, batch.window,
+                           batch.softcap};
     be_.attention(q.host<const float>(), out.host<float>(), host_layer(kv), b, n_heads, scale, *pool_);
   }
 

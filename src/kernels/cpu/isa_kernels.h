@@ -7,6 +7,7 @@
   void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t dim, float eps);    \
   void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p);                     \
   void swiglu(const float* gate, const float* up, float* out, int64_t n);                                   \
+  void geglu(const float* gate, const float* up, float* out, int64_t n);                                    \
   void add(float* y, const float* x, int64_t n);                                                            \
   void add_bias(float* x, const float* bias, int64_t n_tokens, int64_t n);                                  \
   void kv_write(const KvLayerView& kv, const int64_t* slot_mapping, const float* k, const float* v,         \

@@ -2,6 +2,7 @@
 // otherwise drift, so optimized kernels can be checked against them with tight tolerances.
 #include "kernels/ref/ref_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -65,6 +66,15 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i];
     out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+// GELU's tanh form, in double: 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+void geglu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = gate[i];
+    const double gelu = 0.5 * g * (1.0 + std::tanh(0.7978845608028654 * (g + 0.044715 * g * g * g)));
+    out[i] = static_cast<float>(gelu * up[i]);
   }
 }
 
@@ -150,24 +160,26 @@ void attention(const float* q, float* out, const KvLayerView& kv, const Attentio
       const int kvh = h / group;
       const int32_t* table = batch.block_tables + static_cast<int64_t>(batch.seq_idx[t]) * batch.max_blocks_per_seq;
       const int n_ctx = batch.positions[t] + 1;
+      const int lo = batch.window > 0 ? std::max(0, n_ctx - batch.window) : 0;  // first position attended
       const float* qv = q + (t * n_heads + h) * head_dim;
       scores.assign(static_cast<size_t>(n_ctx), 0.0);
       double max_score = -INFINITY;
-      for (int j = 0; j < n_ctx; ++j) {
+      for (int j = lo; j < n_ctx; ++j) {
         const int64_t slot = static_cast<int64_t>(table[j / kv.block_size]) * kv.block_size + j % kv.block_size;
         const int64_t base = slot * kv_row + static_cast<int64_t>(kvh) * head_dim;
         double dot = 0.0;
         for (int d = 0; d < head_dim; ++d) dot += static_cast<double>(round_like_kv(kv.dtype, qv[d])) * load(kv.dtype, kv.k, base + d);
         scores[j] = dot * scale;
+        if (batch.softcap > 0) scores[j] = batch.softcap * std::tanh(scores[j] / batch.softcap);
         if (scores[j] > max_score) max_score = scores[j];
       }
       double sum = 0.0;
-      for (int j = 0; j < n_ctx; ++j) {
+      for (int j = lo; j < n_ctx; ++j) {
         scores[j] = std::exp(scores[j] - max_score);
         sum += scores[j];
       }
       std::fill(acc.begin(), acc.end(), 0.0);
-      for (int j = 0; j < n_ctx; ++j) {
+      for (int j = lo; j < n_ctx; ++j) {
         const int64_t slot = static_cast<int64_t>(table[j / kv.block_size]) * kv.block_size + j % kv.block_size;
         const int64_t base = slot * kv_row + static_cast<int64_t>(kvh) * head_dim;
         const double p = round_like_kv(kv.dtype, static_cast<float>(scores[j] / sum));

@@ -21,6 +21,8 @@ struct AttentionPush {
   uint32_t n_heads, head_dim, group, kv_row, block_size, max_blocks;
   float scale;
   uint32_t q_off, o_off, kc_off, vc_off, pos_off, seq_off, bt_off, tok0;
+  uint32_t window;
+  float softcap;
 };
 
 // The shader suffix of a KV dtype. Another dtype is a caller that skipped check_kv_dtype: a programmer error.
@@ -69,6 +71,8 @@ void VulkanDevice::attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& 
   pc.block_size = static_cast<uint32_t>(kv.block_size);
   pc.max_blocks = static_cast<uint32_t>(batch.max_blocks_per_seq);
   pc.scale = scale;
+  pc.window = static_cast<uint32_t>(std::max(batch.window, 0));
+  pc.softcap = batch.softcap;
   const uint32_t eb = kv_elem_bytes(kv.dtype);
   VkDescriptorBufferInfo b[7] = {bind(q, 4, &pc.q_off),
                                  bind(out, 4, &pc.o_off),

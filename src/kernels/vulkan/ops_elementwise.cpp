@@ -1,4 +1,4 @@
-// rms_norm, rope, swiglu, add, add_bias and gather_rows.
+// rms_norm, rope, swiglu, geglu, add, add_bias, scale, gather_rows and add_rows_scaled.
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -23,6 +23,7 @@ struct RopePush {
 
 struct ElementwisePush {
   uint32_t n, a_off, b_off, c_off, n_cols;
+  float factor;
 };
 
 struct GatherPush {
@@ -107,6 +108,21 @@ void VulkanDevice::swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_
   elementwise(*pipelines_, *recorder_, "swiglu", 3, b, pc);
 }
 
+void VulkanDevice::geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) {
+  ElementwisePush pc{};
+  pc.n = static_cast<uint32_t>(n);
+  VkDescriptorBufferInfo b[3] = {bind(gate, 4, &pc.a_off), bind(up, 4, &pc.b_off), bind(out, 4, &pc.c_off)};
+  elementwise(*pipelines_, *recorder_, "geglu", 3, b, pc);
+}
+
+void VulkanDevice::scale(DeviceSpan x, int64_t n, float factor) {
+  ElementwisePush pc{};
+  pc.n = static_cast<uint32_t>(n);
+  pc.factor = factor;
+  VkDescriptorBufferInfo b[1] = {bind(x, 4, &pc.a_off)};
+  elementwise(*pipelines_, *recorder_, "scale", 1, b, pc);
+}
+
 void VulkanDevice::add(DeviceSpan y, DeviceSpan x, int64_t n) {
   ElementwisePush pc{};
   pc.n = static_cast<uint32_t>(n);
@@ -127,6 +143,22 @@ void VulkanDevice::gather_rows(DeviceSpan x, DeviceSpan rows, int64_t n, int64_t
   GatherPush pc{};
   pc.dim = static_cast<uint32_t>(dim);
   VkDescriptorBufferInfo b[3] = {bind(x, 4, &pc.x_off), bind(rows, 4, &pc.rows_off), bind(out, 4, &pc.out_off)};
+  const auto gx = static_cast<uint32_t>((dim + 255) / 256);
+  for (int64_t t0 = 0; t0 < n; t0 += kMaxGroups) {
+    pc.tok0 = static_cast<uint32_t>(t0);
+    recorder_->dispatch(p, b, &pc, sizeof(pc), gx, static_cast<uint32_t>(std::min<int64_t>(kMaxGroups, n - t0)));
+  }
+}
+
+void VulkanDevice::add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
+                                   int64_t dim) {
+  const Pipeline& p = pipelines_->get("add_rows_scaled", 4);
+  struct {
+    uint32_t dim, y_off, x_off, rows_off, scales_off, tok0;
+  } pc{};
+  pc.dim = static_cast<uint32_t>(dim);
+  VkDescriptorBufferInfo b[4] = {bind(y, 4, &pc.y_off), bind(x, 4, &pc.x_off), bind(rows, 4, &pc.rows_off),
+                                 bind(scales, 4, &pc.scales_off)};
   const auto gx = static_cast<uint32_t>((dim + 255) / 256);
   for (int64_t t0 = 0; t0 < n; t0 += kMaxGroups) {
     pc.tok0 = static_cast<uint32_t>(t0);

@@ -56,8 +56,12 @@ class VulkanDevice final : public Device {
   void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) override;
   void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) override;
   void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override;
+  void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override;
+  void scale(DeviceSpan x, int64_t n, float factor) override;
   void add(DeviceSpan y, DeviceSpan x, int64_t n) override;
   void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) override;
+  void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
+                       int64_t dim) override;
   void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
                 int64_t n_tokens) override;
   void attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& kv, const DeviceAttentionBatch& batch,

@@ -1,5 +1,6 @@
 #version 450
-// Paged causal attention, one workgroup per (token, head), for decode and prefill alike.
+// Paged causal attention, one workgroup per (token, head), for decode and prefill alike; optionally over a sliding
+// window of the last positions and with soft-capped scores (gemma2).
 //
 // Two passes over the context in fixed chunks of 64 positions aligned to position 0, so no scratch of context size
 // is needed. Pass 1 finds the softmax's max M and sum L (online: the running sum is rescaled by exp(m_old - m_new)
@@ -36,6 +37,8 @@ layout(push_constant) uniform Push {
   uint seq_off;
   uint bt_off;
   uint tok0;
+  uint window;      // > 0: attend to the last `window` positions only
+  float softcap;    // > 0: s = softcap * tanh(s / softcap)
 } pc;
 
 const uint CHUNK = 64u;
@@ -59,6 +62,7 @@ float score(uint j, uint table, uint kv_head_off) {
   precise float dot = 0.0;
   for (uint d = 0u; d < pc.head_dim; ++d) dot = fma(q_s[d], KV_LOAD(KC, pc.kc_off + base + d), dot);
   precise float s = dot * pc.scale;
+  if (pc.softcap > 0.0) s = pc.softcap * tanh(s / pc.softcap);
   return s;
 }
 
@@ -68,6 +72,9 @@ void main() {
   const uint t = pc.tok0 + gl_WorkGroupID.y;
   const uint kv_head_off = (h / pc.group) * pc.head_dim;
   const uint n_ctx = uint(POS[pc.pos_off + t]) + 1u;
+  // A sliding-window layer reads positions [lo, n_ctx); the chunks stay aligned to position 0.
+  const uint lo = pc.window > 0u && n_ctx > pc.window ? n_ctx - pc.window : 0u;
+  const uint c_start = lo / CHUNK * CHUNK;
   const uint table = pc.bt_off + uint(SEQ[pc.seq_off + t]) * pc.max_blocks;
   const uint qb = pc.q_off + (t * pc.n_heads + h) * pc.head_dim;
   for (uint d = lid; d < pc.head_dim; d += CHUNK) q_s[d] = round_like_kv(Q[qb + d]);
@@ -76,19 +83,19 @@ void main() {
   // Pass 1: M and L.
   float m = 0.0;
   precise float l = 0.0;
-  for (uint c0 = 0u; c0 < n_ctx; c0 += CHUNK) {
+  for (uint c0 = c_start; c0 < n_ctx; c0 += CHUNK) {
     const uint j = c0 + lid;
-    const bool valid = j < n_ctx;
+    const bool valid = j >= lo && j < n_ctx;
     const float s = valid ? score(j, table, kv_head_off) : 0.0;
-    // The chunk max (position c0 always exists, so invalid lanes just repeat a valid score).
+    // The chunk max (every chunk holds a valid position).
     red[lid] = valid ? s : -3.0e38;
     barrier();
     for (uint k = CHUNK / 2u; k > 0u; k >>= 1) {
       if (lid < k) red[lid] = max(red[lid], red[lid + k]);
       barrier();
     }
-    const float m_new = c0 == 0u ? red[0] : max(m, red[0]);
-    const float alpha = c0 == 0u ? 0.0 : exp(m - m_new);
+    const float m_new = c0 == c_start ? red[0] : max(m, red[0]);
+    const float alpha = c0 == c_start ? 0.0 : exp(m - m_new);
     barrier();
     red[lid] = valid ? exp(s - m_new) : 0.0;
     barrier();
@@ -107,19 +114,20 @@ void main() {
   // Pass 2: out = sum_j round(exp(s_j - M) / L) . V_j
   precise float acc[DIMS_PER_INV];
   for (uint k = 0u; k < DIMS_PER_INV; ++k) acc[k] = 0.0;
-  for (uint c0 = 0u; c0 < n_ctx; c0 += CHUNK) {
+  for (uint c0 = c_start; c0 < n_ctx; c0 += CHUNK) {
     const uint j = c0 + lid;
     if (j < n_ctx) {
-      p_s[lid] = round_like_kv(exp(score(j, table, kv_head_off) - m) / l);
+      p_s[lid] = j >= lo ? round_like_kv(exp(score(j, table, kv_head_off) - m) / l) : 0.0;
       base_s[lid] = kv_base(j, table, kv_head_off);
     }
     barrier();
+    const uint first = max(c0, lo) - c0;  // positions of the chunk below the window add nothing
     const uint n_here = min(CHUNK, n_ctx - c0);
     for (uint k = 0u; k < DIMS_PER_INV; ++k) {
       const uint d = lid + k * CHUNK;
       if (d < pc.head_dim) {
         precise float a = acc[k];
-        for (uint i = 0u; i < n_here; ++i) a = fma(p_s[i], KV_LOAD(VC, pc.vc_off + base_s[i] + d), a);
+        for (uint i = first; i < n_here; ++i) a = fma(p_s[i], KV_LOAD(VC, pc.vc_off + base_s[i] + d), a);
         acc[k] = a;
       }
     }

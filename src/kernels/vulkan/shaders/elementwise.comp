@@ -1,11 +1,14 @@
 #version 450
-// swiglu (C = silu(A) * B), add (A += B) and add_bias (A[t, c] += B[c]): one invocation per element.
+// swiglu (C = silu(A) * B), geglu (C = gelu_tanh(A) * B), add (A += B), add_bias (A[t, c] += B[c]) and scale
+// (A *= factor): one invocation per element.
 #include "common.glsl"
 layout(local_size_x = 256) in;
 
 layout(std430, binding = 0) buffer ABuf { float A[]; };
+#if !defined(OP_SCALE)
 layout(std430, binding = 1) readonly buffer BBuf { float B[]; };
-#if defined(OP_SWIGLU)
+#endif
+#if defined(OP_SWIGLU) || defined(OP_GEGLU)
 layout(std430, binding = 2) writeonly buffer CBuf { float C[]; };
 #endif
 
@@ -15,6 +18,7 @@ layout(push_constant) uniform Push {
   uint b_off;
   uint c_off;
   uint n_cols;  // add_bias: row length
+  float factor; // scale
 } pc;
 
 void main() {
@@ -23,6 +27,12 @@ void main() {
 #if defined(OP_SWIGLU)
   const float g = A[pc.a_off + i];
   C[pc.c_off + i] = g / (1.0 + exp(-g)) * B[pc.b_off + i];
+#elif defined(OP_GEGLU)
+  // gelu(g) = g * sigmoid(2 z), z = sqrt(2/pi) (g + 0.044715 g^3)
+  const float g = A[pc.a_off + i];
+  C[pc.c_off + i] = g / (1.0 + exp(-1.5957691216057308 * (g + 0.044715 * g * g * g))) * B[pc.b_off + i];
+#elif defined(OP_SCALE)
+  A[pc.a_off + i] = A[pc.a_off + i] * pc.factor;
 #elif defined(OP_ADD)
   A[pc.a_off + i] = A[pc.a_off + i] + B[pc.b_off + i];
 #elif defined(OP_ADD_BIAS)
