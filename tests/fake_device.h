@@ -63,6 +63,9 @@ class FakeGpuDevice : public kernels::Device {
   void swiglu(DeviceSpan g, DeviceSpan u, DeviceSpan o, int64_t n) override { cpu->swiglu(g, u, o, n); }
   void geglu(DeviceSpan g, DeviceSpan u, DeviceSpan o, int64_t n) override { cpu->geglu(g, u, o, n); }
   void scale(DeviceSpan x, int64_t n, float factor) override { cpu->scale(x, n, factor); }
+  void swiglu_oai(DeviceSpan g, DeviceSpan u, DeviceSpan o, int64_t n, float alpha, float limit) override {
+    cpu->swiglu_oai(g, u, o, n, alpha, limit);
+  }
   void add(DeviceSpan y, DeviceSpan x, int64_t n) override { cpu->add(y, x, n); }
   void add_bias(DeviceSpan x, DeviceSpan b, int64_t n_tokens, int64_t n) override { cpu->add_bias(x, b, n_tokens, n); }
   void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,

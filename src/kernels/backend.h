@@ -45,6 +45,8 @@ struct RopeParams {
   // [n_rot / 2] or null: pair i's angle is divided by freq_factors[i] (llama-3 rope scaling: the GGUF's
   // rope_freqs tensor). A host pointer on every device (the angles are computed on the host side).
   const float* freq_factors = nullptr;
+  // cos and sin are multiplied by it (YaRN's magnitude correction, 1 + 0.1 ln(scaling factor)); 1 otherwise.
+  float mscale = 1.0f;
 };
 
 // The paged KV cache of one layer: n_blocks blocks of block_size token slots; slot s = block * block_size + offset.
@@ -69,6 +71,9 @@ struct AttentionBatch {
   int max_blocks_per_seq = 0;
   int window = 0;       // > 0: a sliding-window layer; each token attends to its last `window` positions only
   float softcap = 0;    // > 0: each scaled score s becomes softcap * tanh(s / softcap) before the softmax (gemma2)
+  // [n_heads] or null: attention sinks (gpt-oss), one learned logit per query head that joins the softmax's
+  // normalisation and attends to nothing: p_j = exp(s_j) / (exp(sink) + sum_k exp(s_k)).
+  const float* sinks = nullptr;
 };
 
 // How a step's matmuls may round (model::Batch carries it).

@@ -58,6 +58,7 @@ struct DeviceAttentionBatch {
   int max_blocks_per_seq = 0;
   int window = 0;     // AttentionBatch::window
   float softcap = 0;  // AttentionBatch::softcap
+  DeviceSpan sinks;   // AttentionBatch::sinks: [n_heads] f32, or empty
 };
 
 struct DeviceMemoryInfo {
@@ -127,6 +128,8 @@ class Device {
   virtual void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) = 0;
   virtual void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) = 0;
   virtual void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) = 0;
+  // gpt-oss's clamped SwiGLU: g = min(gate, limit), u = clamp(up, -limit, limit), out = g * sigmoid(alpha g) * (u + 1)
+  virtual void swiglu_oai(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n, float alpha, float limit) = 0;
   // x[i] *= factor
   virtual void scale(DeviceSpan x, int64_t n, float factor) = 0;
   virtual void add(DeviceSpan y, DeviceSpan x, int64_t n) = 0;

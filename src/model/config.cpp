@@ -1,5 +1,8 @@
 #include "model/config.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/format.h"
 #include "model/arch/arch.h"
 
@@ -22,6 +25,40 @@ Result<int> read_positive(const gguf::File& f, const std::string& key, uint64_t 
   return static_cast<int>(v);
 }
 
+// YaRN (Peng et al. 2023, as llama.cpp's ggml_rope_yarn and Hugging Face's _compute_yarn_parameters): pair i keeps
+// its original frequency where its wavelength is short (i below the beta_fast correction dimension), takes the
+// interpolated one (original / factor) where it is long (above beta_slow's), and a linear blend between; cos and sin
+// are scaled by 1 + 0.1 ln(factor).
+Status read_yarn(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  KAIRO_TRY_ASSIGN(const double factor, f.get_float(a + ".rope.scaling.factor"));
+  KAIRO_TRY_ASSIGN(const uint64_t n_ctx_orig, f.get_uint_or(a + ".rope.scaling.original_context_length", 0));
+  KAIRO_TRY_ASSIGN(const double beta_fast, f.get_float_or(a + ".rope.scaling.yarn_beta_fast", 32.0));
+  KAIRO_TRY_ASSIGN(const double beta_slow, f.get_float_or(a + ".rope.scaling.yarn_beta_slow", 1.0));
+  if (!(factor >= 1.0) || factor > 1024.0 || n_ctx_orig == 0 || !(beta_fast > beta_slow) || !(beta_slow > 0.0)) {
+    return Error{strprintf("%s: YaRN needs %s.rope.scaling.factor in [1, 1024] (is %g), "
+                           "rope.scaling.original_context_length > 0 (is %llu) and yarn_beta_fast > yarn_beta_slow > 0 "
+                           "(are %g, %g)",
+                           f.path().c_str(), a.c_str(), factor, static_cast<unsigned long long>(n_ctx_orig), beta_fast,
+                           beta_slow)};
+  }
+  const int n_rot = c.rope.n_rot;
+  const double base = c.rope.freq_base;
+  // The pair index whose wavelength fits `n_rotations` times into the original context.
+  auto corr_dim = [&](double n_rotations) {
+    return n_rot * std::log(static_cast<double>(n_ctx_orig) / (n_rotations * 2 * M_PI)) / (2 * std::log(base));
+  };
+  const double low = std::max(0.0, std::floor(corr_dim(beta_fast)));
+  const double high = std::min(static_cast<double>(n_rot - 1), std::ceil(corr_dim(beta_slow)));
+  c.yarn_freq_factors.resize(static_cast<size_t>(n_rot / 2));
+  for (int i = 0; i < n_rot / 2; ++i) {
+    const double y = (i - low) / std::max(0.001, high - low);
+    const double keep = 1.0 - std::min(1.0, std::max(0.0, y));  // 1: original frequency, 0: interpolated
+    c.yarn_freq_factors[static_cast<size_t>(i)] = static_cast<float>(1.0 / (keep + (1.0 - keep) / factor));
+  }
+  c.rope.mscale = static_cast<float>(1.0 + 0.1 * std::log(factor));
+  return {};
+}
+
 Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig& c) {
   std::string type = "none";
   KAIRO_TRY_ASSIGN(type, f.get_string_or(a + ".rope.scaling.type", "none"));
@@ -35,7 +72,8 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
     c.rope.freq_scale = static_cast<float>(1.0 / factor);
     return {};
   }
-  return Error{strprintf("%s: rope scaling type '%s' is not supported (supported: none, linear); use a model "
+  if (type == "yarn") return read_yarn(f, a, c);
+  return Error{strprintf("%s: rope scaling type '%s' is not supported (supported: none, linear, yarn); use a model "
                          "without %s.rope.scaling.type or convert it with linear scaling",
                          f.path().c_str(), type.c_str(), a.c_str())};
 }
@@ -113,6 +151,7 @@ std::string describe_shape(const ModelConfig& c) {
   s += strprintf(", vocab %d, context %d, rope %s base %g", c.n_vocab, c.context_length,
                  c.rope.style == kernels::RopeStyle::Neox ? "NEOX" : "normal", c.rope.freq_base);
   if (c.rope.freq_scale != 1.0f) s += strprintf(" (linear scaling x%g)", 1.0 / c.rope.freq_scale);
+  if (!c.yarn_freq_factors.empty()) s += strprintf(" (YaRN, magnitude x%g)", c.rope.mscale);
   if (c.qkv_bias) s += ", QKV bias";
   if (c.qk_norm) s += ", Q/K norm";
   if (c.sliding_window > 0) {

@@ -3,6 +3,7 @@
 // reads it from a header-only parse without loading weights.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "gguf/gguf_file.h"
@@ -10,8 +11,15 @@
 
 namespace kairo::model {
 
+// The gated feed-forward's activation: out = act(gate) * up.
+enum class FfnActivation {
+  Silu,       // SwiGLU (llama, qwen, phi)
+  GeluTanh,   // GeGLU with GELU's tanh form (gemma)
+  SwigluOai,  // gpt-oss: min(gate, 7) * sigmoid(1.702 min(gate, 7)) * (clamp(up, -7, 7) + 1)
+};
+
 struct ModelConfig {
-  std::string arch;          // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3"
+  std::string arch;          // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3", "gpt-oss"
   std::string name;          // general.name (may be empty)
   int n_layers = 0;
   int dim = 0;               // embedding width
@@ -23,6 +31,9 @@ struct ModelConfig {
   int context_length = 0;
   float rms_eps = 1e-5f;
   kernels::RopeParams rope;  // n_heads of the Q projection; the forward reuses it for K with n_kv_heads
+  // YaRN rope scaling (<arch>.rope.scaling.type = yarn): [n_rot / 2] per-pair frequency divisors blending the
+  // interpolated and the original frequency (rope.mscale holds its magnitude correction); empty otherwise.
+  std::vector<float> yarn_freq_factors;
   bool qkv_bias = false;     // qwen2
   bool qk_norm = false;      // qwen3: per-head RMS norm of Q and K before rope
   bool fused_qkv = false;        // phi3: one attn_qkv tensor (Q, K, V rows), split at load
@@ -30,7 +41,11 @@ struct ModelConfig {
   // The gemma family (ArchSpec::gemma) and sliding-window attention.
   float embed_scale = 0;         // > 0: token embeddings multiplied by it (gemma: sqrt(dim))
   bool post_norms = false;       // post_attention_norm / post_ffw_norm on each sub-block's output
-  bool ffn_gelu = false;         // GELU (tanh) gated feed-forward instead of SwiGLU
+  FfnActivation ffn_act = FfnActivation::Silu;  // the gated feed-forward's activation
+  bool attn_output_bias = false; // gpt-oss: attn_output.bias
+  bool attn_sinks = false;       // gpt-oss: attn_sinks, one logit per query head (kernels::AttentionBatch::sinks)
+  bool moe_biases = false;       // gpt-oss: ffn_gate_inp.bias and ffn_{gate,up,down}_exps.bias
+  std::string ffn_norm_name = "ffn_norm";  // the feed-forward's input norm (gpt-oss: post_attention_norm)
   float attn_scale = 0;          // query scale (1 / sqrt(head_dim) but for gemma's 27B models)
   float attn_softcap = 0;        // > 0: attention scores soft-capped (<arch>.attn_logit_softcapping)
   float final_softcap = 0;       // > 0: logits soft-capped (<arch>.final_logit_softcapping)

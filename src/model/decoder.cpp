@@ -18,10 +18,10 @@ DeviceSpan stage(kernels::Device& dev, const std::vector<T>& v) {
 // x += W_down · (silu(W_gate · xn) * W_up · xn)
 // gate = act(gate) * up, the family's activation (SwiGLU, or gemma's GELU).
 void gated_activation(const ModelConfig& c, kernels::Device& dev, DeviceSpan gate, DeviceSpan up, int64_t n) {
-  if (c.ffn_gelu) {
-    dev.geglu(gate, up, gate, n);
-  } else {
-    dev.swiglu(gate, up, gate, n);
+  switch (c.ffn_act) {
+    case FfnActivation::Silu: return dev.swiglu(gate, up, gate, n);
+    case FfnActivation::GeluTanh: return dev.geglu(gate, up, gate, n);
+    case FfnActivation::SwigluOai: return dev.swiglu_oai(gate, up, gate, n, 1.702f, 7.0f);
   }
 }
 
@@ -50,6 +50,7 @@ void moe_feed_forward(const ModelConfig& c, const LayerWeights& L, int64_t n, St
                       kernels::Numerics numerics) {
   kernels::Device& dev = s.device();
   dev.matmul(&L.router, 1, s.xn, &s.router, n, numerics);
+  if (c.moe_biases) dev.add_bias(s.router, L.router_bias, n, c.n_experts);
   const float* router_logits = s.router.host<const float>();
   if (!dev.host_memory()) {
     s.router_host.resize(static_cast<size_t>(n * c.n_experts));
@@ -68,8 +69,14 @@ void moe_feed_forward(const ModelConfig& c, const LayerWeights& L, int64_t n, St
                                              L.exp_up[static_cast<size_t>(e.expert)]};
     const DeviceSpan out[] = {s.gate, s.up};
     dev.matmul(gate_up, 2, in, out, cnt, numerics);
+    const auto ex = static_cast<uint64_t>(e.expert);
+    if (c.moe_biases) {  // this expert's row of each [n_experts, width] bias tensor
+      dev.add_bias(s.gate, L.exp_gate_bias.at(ex * c.expert_ffn_dim * kF32), cnt, c.expert_ffn_dim);
+      dev.add_bias(s.up, L.exp_up_bias.at(ex * c.expert_ffn_dim * kF32), cnt, c.expert_ffn_dim);
+    }
     gated_activation(c, dev, s.gate, s.up, cnt * c.expert_ffn_dim);
     dev.matmul(&L.exp_down[static_cast<size_t>(e.expert)], 1, s.gate, &s.proj, cnt, numerics);
+    if (c.moe_biases) dev.add_bias(s.proj, L.exp_down_bias.at(ex * c.dim * kF32), cnt, c.dim);
     dev.add_rows_scaled(s.x, s.proj, rows, weights, cnt, c.dim);
   }
 }
@@ -144,12 +151,15 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
     kernels::RopeParams rope_q = c.layer_rope(l);
-    rope_q.freq_factors = w.rope_freq_factors;
+    rope_q.freq_factors = w.rope_freq_factors ? w.rope_freq_factors
+                          : c.yarn_freq_factors.empty() ? nullptr
+                                                        : c.yarn_freq_factors.data();
     kernels::RopeParams rope_k = rope_q;
     rope_k.n_heads = c.n_kv_heads;
     kernels::DeviceAttentionBatch layer_batch = attn_batch;
     layer_batch.window = c.layer_windowed(l) ? c.sliding_window : 0;
     layer_batch.softcap = c.attn_softcap;
+    layer_batch.sinks = L.sinks;
     // Attention block: x += Wo · attention(rope(Wq·norm(x)), K/V cache)
     dev.rms_norm(s.x, L.attn_norm, s.xn, n, c.dim, c.rms_eps);
     {
@@ -172,6 +182,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     dev.kv_write(kv_layer, slot_mapping, s.k, s.v, n);
     dev.attention(s.q, s.attn, kv_layer, layer_batch, c.n_heads, attn_scale);
     dev.matmul(&L.wo, 1, s.attn, &s.proj, n, batch.numerics);
+    if (c.attn_output_bias) dev.add_bias(s.proj, L.bo, n, c.dim);
     add_to_residual(c, dev, s, L.post_attn_norm, n);
 
     // Feed-forward block on norm(x), dense or a mixture of experts.

@@ -93,6 +93,14 @@ Status Model::move_weights_to_device() {
         vectors.push_back({&L.q_norm, c.head_dim});
         vectors.push_back({&L.k_norm, c.head_dim});
       }
+      if (c.attn_output_bias) vectors.push_back({&L.bo, c.dim});
+      if (c.attn_sinks) vectors.push_back({&L.sinks, c.n_heads});
+      if (c.moe_biases) {
+        vectors.push_back({&L.router_bias, c.n_experts});
+        vectors.push_back({&L.exp_gate_bias, static_cast<int64_t>(c.n_experts) * c.expert_ffn_dim});
+        vectors.push_back({&L.exp_up_bias, static_cast<int64_t>(c.n_experts) * c.expert_ffn_dim});
+        vectors.push_back({&L.exp_down_bias, static_cast<int64_t>(c.n_experts) * c.dim});
+      }
       if (c.qkv_bias) {
         vectors.push_back({&L.bq, c.q_dim()});
         vectors.push_back({&L.bk, c.kv_dim()});

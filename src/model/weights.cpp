@@ -37,8 +37,11 @@ class Binder {
   }
 
   // A 1-D f32 vector (norm weights, biases).
-  Result<VectorSpan> vec(const std::string& name, int64_t n) {
-    KAIRO_TRY_ASSIGN(const gguf::TensorInfo* t, find(name, {n}));
+  Result<VectorSpan> vec(const std::string& name, int64_t n) { return f32(name, {n}); }
+
+  // An f32 tensor of these dims (a vector, or one bias vector per expert).
+  Result<VectorSpan> f32(const std::string& name, std::vector<int64_t> dims) {
+    KAIRO_TRY_ASSIGN(const gguf::TensorInfo* t, find(name, std::move(dims)));
     if (t->type != DType::F32) {
       return Error{strprintf("%s: tensor '%s' has type %s, expected F32", f_.path().c_str(), name.c_str(),
                              std::string(dtype_name(t->type)).c_str())};
@@ -112,6 +115,11 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
     KAIRO_TRY_ASSIGN(w.output, b.mat("output.weight", c.n_vocab, c.dim));
   }
   if (file.find_tensor("rope_freqs.weight")) {
+    if (!c.yarn_freq_factors.empty()) {
+      return Error{strprintf("%s: the file has both a rope_freqs tensor and YaRN rope scaling; kairo applies one or "
+                             "the other, not both",
+                             file.path().c_str())};
+    }
     KAIRO_TRY_ASSIGN(VectorSpan factors, b.vec("rope_freqs.weight", c.rope.n_rot / 2));
     w.rope_freq_factors = factors.host<const float>();
   }
@@ -141,7 +149,13 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
       KAIRO_TRY_ASSIGN(L.k_norm, b.vec(p + "attn_k_norm.weight", c.head_dim));
     }
     KAIRO_TRY_ASSIGN(L.wo, b.mat(p + "attn_output.weight", c.dim, c.q_dim()));
-    KAIRO_TRY_ASSIGN(L.ffn_norm, b.vec(p + "ffn_norm.weight", c.dim));
+    if (c.attn_output_bias) {
+      KAIRO_TRY_ASSIGN(L.bo, b.vec(p + "attn_output.bias", c.dim));
+    }
+    if (c.attn_sinks) {
+      KAIRO_TRY_ASSIGN(L.sinks, b.vec(p + "attn_sinks.weight", c.n_heads));
+    }
+    KAIRO_TRY_ASSIGN(L.ffn_norm, b.vec(p + c.ffn_norm_name + ".weight", c.dim));
     if (c.post_norms) {
       KAIRO_TRY_ASSIGN(L.post_attn_norm, b.vec(p + "post_attention_norm.weight", c.dim));
       KAIRO_TRY_ASSIGN(L.post_ffn_norm, b.vec(p + "post_ffw_norm.weight", c.dim));
@@ -151,6 +165,12 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
       KAIRO_TRY_ASSIGN(L.exp_gate, b.stack(p + "ffn_gate_exps.weight", c.n_experts, c.expert_ffn_dim, c.dim));
       KAIRO_TRY_ASSIGN(L.exp_up, b.stack(p + "ffn_up_exps.weight", c.n_experts, c.expert_ffn_dim, c.dim));
       KAIRO_TRY_ASSIGN(L.exp_down, b.stack(p + "ffn_down_exps.weight", c.n_experts, c.dim, c.expert_ffn_dim));
+      if (c.moe_biases) {
+        KAIRO_TRY_ASSIGN(L.router_bias, b.vec(p + "ffn_gate_inp.bias", c.n_experts));
+        KAIRO_TRY_ASSIGN(L.exp_gate_bias, b.f32(p + "ffn_gate_exps.bias", {c.expert_ffn_dim, c.n_experts}));
+        KAIRO_TRY_ASSIGN(L.exp_up_bias, b.f32(p + "ffn_up_exps.bias", {c.expert_ffn_dim, c.n_experts}));
+        KAIRO_TRY_ASSIGN(L.exp_down_bias, b.f32(p + "ffn_down_exps.bias", {c.dim, c.n_experts}));
+      }
     } else if (c.fused_gate_up) {
       KAIRO_TRY_ASSIGN(const std::vector<Matrix> gate_up, b.split(p + "ffn_up.weight", {c.ffn_dim, c.ffn_dim}, c.dim));
       L.w_gate = gate_up[0];

@@ -19,6 +19,8 @@ struct LayerWeights {
   VectorSpan attn_norm;              // [dim]
   Matrix wq, wk, wv;                 // [q_dim, dim], [kv_dim, dim], [kv_dim, dim]
   VectorSpan bq, bk, bv;             // [q_dim], [kv_dim], [kv_dim]   (qkv_bias only)
+  VectorSpan bo;                     // [dim]                          (attn_output_bias only)
+  VectorSpan sinks;                  // [n_heads]                      (attn_sinks only)
   VectorSpan q_norm, k_norm;         // [head_dim] each                (qk_norm only)
   Matrix wo;                         // [dim, q_dim]
   VectorSpan post_attn_norm;         // [dim]                          (post_norms only)
@@ -33,6 +35,9 @@ struct LayerWeights {
   std::vector<Matrix> exp_gate;      // n_experts x [expert_ffn_dim, dim]
   std::vector<Matrix> exp_up;        // n_experts x [expert_ffn_dim, dim]
   std::vector<Matrix> exp_down;      // n_experts x [dim, expert_ffn_dim]
+  VectorSpan router_bias;            // [n_experts]                    (moe_biases only)
+  VectorSpan exp_gate_bias, exp_up_bias;  // [n_experts, expert_ffn_dim] (moe_biases only)
+  VectorSpan exp_down_bias;          // [n_experts, dim]               (moe_biases only)
 };
 
 struct ModelWeights {

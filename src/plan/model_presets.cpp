@@ -47,6 +47,8 @@ constexpr Shape kShapes[] = {
     {"gemma-3-1b", "Gemma 3 1B", "gemma3", 26, 1152, 4, 1, 256, 6912, 262144, 32768, true, 1e6f, 0, 0, 0, 512},
     {"gemma-3-4b", "Gemma 3 4B (text)", "gemma3", 34, 2560, 8, 4, 256, 10240, 262208, 131072, true, 1e6f, 0, 0, 0,
      1024, 0, 0, 8},
+    {"gpt-oss-20b", "gpt-oss 20B (32 experts, 4 active)", "gpt-oss", 24, 2880, 64, 8, 64, 2880, 201088, 131072,
+     false, 150000.0f, 32, 4, 2880, 128},
     {"mixtral-8x7b", "Mixtral 8x7B v0.1 (8 experts, 2 active)", "llama", 32, 4096, 32, 8, 128, 14336, 32000, 32768,
      false, 1e6f, 8, 2, 14336},
 };

@@ -46,7 +46,9 @@ std::vector<TensorSpec> standard_tensors(const model::ModelConfig& c, DType matr
       t.push_back({p + "attn_k_norm.weight", {c.head_dim}, DType::F32});
     }
     t.push_back({p + "attn_output.weight", {q, dim}, matrix_type});
-    t.push_back({p + "ffn_norm.weight", {dim}, DType::F32});
+    if (c.attn_output_bias) t.push_back({p + "attn_output.bias", {dim}, DType::F32});
+    if (c.attn_sinks) t.push_back({p + "attn_sinks.weight", {c.n_heads}, DType::F32});
+    t.push_back({p + c.ffn_norm_name + ".weight", {dim}, DType::F32});
     if (c.post_norms) {
       t.push_back({p + "post_attention_norm.weight", {dim}, DType::F32});
       t.push_back({p + "post_ffw_norm.weight", {dim}, DType::F32});
@@ -57,6 +59,12 @@ std::vector<TensorSpec> standard_tensors(const model::ModelConfig& c, DType matr
       t.push_back({p + "ffn_gate_exps.weight", {dim, width, experts}, matrix_type});
       t.push_back({p + "ffn_up_exps.weight", {dim, width, experts}, matrix_type});
       t.push_back({p + "ffn_down_exps.weight", {width, dim, experts}, matrix_type});
+      if (c.moe_biases) {
+        t.push_back({p + "ffn_gate_inp.bias", {experts}, DType::F32});
+        t.push_back({p + "ffn_gate_exps.bias", {width, experts}, DType::F32});
+        t.push_back({p + "ffn_up_exps.bias", {width, experts}, DType::F32});
+        t.push_back({p + "ffn_down_exps.bias", {dim, experts}, DType::F32});
+      }
     } else if (c.fused_gate_up) {
       t.push_back({p + "ffn_up.weight", {dim, 2 * ffn}, matrix_type});
       t.push_back({p + "ffn_down.weight", {ffn, dim}, matrix_type});
@@ -74,7 +82,8 @@ std::vector<TensorSpec> standard_tensors(const model::ModelConfig& c, DType matr
 std::vector<TensorSpec> retype_matrices(const std::vector<TensorSpec>& tensors, DType type) {
   std::vector<TensorSpec> out = tensors;
   for (auto& t : out) {
-    if (t.dims.size() < 2 || t.name.find("ffn_gate_inp") != std::string::npos) continue;  // routers stay F32
+    const bool is_bias = t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0;
+    if (t.dims.size() < 2 || is_bias || t.name.find("ffn_gate_inp") != std::string::npos) continue;  // stay F32
     DType chosen = type;
     if (t.dims[0] % dtype_info(chosen).block_size != 0) chosen = DType::Q8_0;
     if (t.dims[0] % dtype_info(chosen).block_size != 0) chosen = DType::F16;

@@ -215,7 +215,7 @@ TEST(Synth, BadShapesAndSourcesAreErrors) {
   o.config.arch = "gpt2";
   r = synth(o, temp_path("bad.gguf"));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message, "--arch \"gpt2\" is not supported; use one of llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3");
+  EXPECT_EQ(r.error().message, "--arch \"gpt2\" is not supported; use one of llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3, gpt-oss");
   o = small_llama("F16");
   o.tokenizer_path = testing::shared_path("models/synth-llama-gqa.f16.gguf.missing");
   r = synth(o, temp_path("bad.gguf"));

@@ -10,6 +10,8 @@
 //  - gemma2: embedding scale, GELU, post-norms, attention and final soft-capping, every other layer windowed (8).
 //  - gemma3: Q/K norm, five windowed layers (window 8, rope base 1e4) per global one (rope base 1e6, linear x8).
 //    Both prompts are longer than the window, so a wrong window shows.
+//  - gpt-oss: attention sinks, Q/K/V/output biases, every other layer windowed (8), YaRN x32, experts with router and
+//    expert biases and the clamped SwiGLU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -121,8 +123,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"gemma2", "Q4_0", "garden", 0.995}, Case{"gemma3", "f16", "lighthouse", 0.999},
                       Case{"gemma3", "f16", "garden", 0.999}, Case{"gemma3", "Q8_0", "lighthouse", 0.995},
                       Case{"gemma3", "Q8_0", "garden", 0.995}, Case{"gemma3", "Q4_0", "lighthouse", 0.995},
-                      Case{"gemma3", "Q4_0", "garden", 0.995}),
-    [](const auto& info) { return info.param.arch + "_" + info.param.type + "_" + info.param.prompt; });
+                      Case{"gemma3", "Q4_0", "garden", 0.995}, Case{"gpt-oss", "f16", "lighthouse", 0.999},
+                      Case{"gpt-oss", "f16", "garden", 0.999}, Case{"gpt-oss", "Q8_0", "lighthouse", 0.995},
+                      Case{"gpt-oss", "Q8_0", "garden", 0.995}, Case{"gpt-oss", "Q4_0", "lighthouse", 0.995},
+                      Case{"gpt-oss", "Q4_0", "garden", 0.995}),
+    [](const auto& info) {
+      std::string n = info.param.arch + "_" + info.param.type + "_" + info.param.prompt;
+      for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
 
 }  // namespace
 }  // namespace kairo::engine

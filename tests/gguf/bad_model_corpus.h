@@ -151,7 +151,7 @@ inline std::vector<BadModel> bad_model_corpus() {
   TinyModelSpec mamba;
   mamba.arch = "mamba";
   c.push_back({"unsupported_arch.gguf", "general.architecture = mamba", tiny_model_bytes(mamba),
-               "{path}: architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3)"});
+               "{path}: architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3, gpt-oss)"});
 
   // --- the tokenizer
   c.push_back({"bos_outside_vocab.gguf", "tokenizer.ggml.bos_token_id = 99999 in an 8-token vocabulary",

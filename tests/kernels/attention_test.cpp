@@ -28,6 +28,7 @@ struct AttnCase {
   std::vector<int> n_queries;  // how many trailing positions of each sequence are queries in this batch
   int window = 0;              // AttentionBatch::window (sliding-window layers)
   float softcap = 0;           // AttentionBatch::softcap
+  bool sinks = false;          // AttentionBatch::sinks: random per-head logits
 };
 
 void run_case(const Backend& be, const AttnCase& c, ThreadPool& pool) {
@@ -74,6 +75,11 @@ void run_case(const Backend& be, const AttnCase& c, ThreadPool& pool) {
   batch.max_blocks_per_seq = max_blocks;
   batch.window = c.window;
   batch.softcap = c.softcap;
+  std::vector<float> sinks;
+  if (c.sinks) {
+    sinks = testing::random_floats(rng, static_cast<size_t>(c.n_heads), 3.0f);
+    batch.sinks = sinks.data();
+  }
   // Large-ish queries make the softmax peaked, so errors in the max/rescaling logic would show.
   const auto q = testing::random_floats(rng, batch.n_tokens * c.n_heads * c.head_dim, 2.0f);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
@@ -97,7 +103,7 @@ void run_case(const Backend& be, const AttnCase& c, ThreadPool& pool) {
   for (int64_t t = 0; t < batch.n_tokens; ++t) {
     const int32_t zero = 0;
     AttentionBatch one{1, &positions[t], &zero, tables.data() + seq_idx[t] * max_blocks, max_blocks, c.window,
-                       c.softcap};
+                       c.softcap, batch.sinks};
     be.attention(q.data() + t * q_row, alone.data(), kv, one, c.n_heads, scale, pool);
     EXPECT_EQ(std::memcmp(alone.data(), got.data() + t * q_row, alone.size() * sizeof(float)), 0)
         << "query token " << t << " alone differs from the batch";
@@ -147,6 +153,15 @@ TEST_P(AttentionTest, SlidingWindowAndSoftcap) {
     run_case(*be, {8, 4, 64, DType::F16, 16, {1, 37, 70}, {1, 5, 17}, 0, cap}, pool);
     run_case(*be, {8, 4, 128, DType::BF16, 16, {300}, {40}, 8, cap}, pool);
   }
+}
+
+// Attention sinks (gpt-oss): a per-head logit in the normalisation, with and without a window, one position too.
+TEST_P(AttentionTest, Sinks) {
+  KAIRO_BACKEND_OR_SKIP(be, GetParam());
+  ThreadPool pool(2);
+  run_case(*be, {8, 2, 64, DType::F16, 16, {1, 37, 70}, {1, 5, 17}, 0, 0, true}, pool);
+  run_case(*be, {8, 2, 64, DType::F16, 16, {1, 37, 200}, {1, 5, 17}, 8, 0, true}, pool);
+  run_case(*be, {6, 3, 40, DType::F32, 7, {23, 9}, {23, 1}, 0, 0, true}, pool);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, AttentionTest, ::testing::ValuesIn(testing::optimized_isas()),

@@ -81,6 +81,7 @@ TEST_P(OpsTest, RopeWithFrequencyFactors) {
     std::vector<float> factors(32);
     for (float& f : factors) f = factor(rng);
     p.freq_factors = factors.data();
+    p.mscale = style == RopeStyle::Neox ? 1.1386f : 1.0f;  // YaRN's magnitude correction (x4) on one of them
     const std::vector<int32_t> pos = {0, 5, 300, 8191, 100000};
     auto ref = testing::random_floats(rng, pos.size() * p.n_heads * p.head_dim);
     auto got = ref;

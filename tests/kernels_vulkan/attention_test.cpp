@@ -89,23 +89,25 @@ Queries make_queries(std::mt19937& rng, const std::vector<std::pair<int, int>>& 
 }
 
 std::vector<float> device_attention(Device& d, const Cache& c, const Queries& qs, int n_heads, float scale,
-                                    int window = 0, float softcap = 0) {
+                                    int window = 0, float softcap = 0, const std::vector<float>& sinks = {}) {
   const auto n = static_cast<int64_t>(qs.positions.size());
   DeviceSpan q = to_device(d, qs.q), out = testing::zeros(d, qs.q.size() * 4);
   DeviceSpan pos = to_device(d, qs.positions), seq = to_device(d, qs.seq_idx), bt = to_device(d, c.tables);
-  d.attention(q, out, c.device_view(), DeviceAttentionBatch{n, pos, seq, bt, c.max_blocks, window, softcap}, n_heads,
-              scale);
+  DeviceSpan sk = sinks.empty() ? DeviceSpan{} : to_device(d, sinks);
+  d.attention(q, out, c.device_view(), DeviceAttentionBatch{n, pos, seq, bt, c.max_blocks, window, softcap, sk},
+              n_heads, scale);
   std::vector<float> o = from_device<float>(d, out, qs.q.size());
   for (DeviceSpan s : {q, out, pos, seq, bt}) d.free(s);
+  if (!sinks.empty()) d.free(sk);
   return o;
 }
 
 std::vector<float> ref_attention(Cache& c, const Queries& qs, int n_heads, float scale, int window = 0,
-                                 float softcap = 0) {
+                                 float softcap = 0, const std::vector<float>& sinks = {}) {
   ThreadPool pool(1);
   std::vector<float> o(qs.q.size());
   const AttentionBatch b{static_cast<int64_t>(qs.positions.size()), qs.positions.data(), qs.seq_idx.data(),
-                         c.tables.data(), c.max_blocks, window, softcap};
+                         c.tables.data(), c.max_blocks, window, softcap, sinks.empty() ? nullptr : sinks.data()};
   ref::attention(qs.q.data(), o.data(), c.host_view(), b, n_heads, scale, pool);
   return o;
 }
@@ -173,8 +175,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanAttention,
                                   "_" + std::string(dtype_name(info.param.dtype));
                          });
 
-// Sliding windows (inside one chunk, across chunks, longer than the context) and soft-capped scores, against the
-// reference; and a windowed sequence's outputs alone equal its outputs in a batch, bit for bit.
+// Sliding windows (inside one chunk, across chunks, longer than the context), soft-capped scores and attention
+// sinks, against the reference; and a windowed sequence's outputs alone equal its outputs in a batch, bit for bit.
 TEST(VulkanAttentionWindow, SlidingWindowAndSoftcapMatchReference) {
   KAIRO_VK_DEVICE(d);
   const int n_heads = 8, n_kv = 2, head_dim = 64, len = 200;
@@ -189,10 +191,15 @@ TEST(VulkanAttentionWindow, SlidingWindowAndSoftcapMatchReference) {
   const auto t1 = all_positions(1, 0, 90);
   tokens.insert(tokens.end(), t1.begin(), t1.end());
   const Queries qs = make_queries(rng, tokens, n_heads, head_dim);
+  const std::vector<float> sink_logits = random_floats(rng, n_heads, 3.0f);
   for (auto [window, softcap] : {std::pair{8, 0.0f}, {1, 0.0f}, {70, 0.0f}, {1000, 0.0f}, {0, 1.5f}, {8, 2.0f}}) {
     SCOPED_TRACE("window " + std::to_string(window) + " softcap " + std::to_string(softcap));
     const std::vector<float> got = device_attention(*d, c, qs, n_heads, scale, window, softcap);
     EXPECT_LE(rel_error(got, ref_attention(c, qs, n_heads, scale, window, softcap)), tolerance(DType::F16));
+    // With attention sinks (gpt-oss).
+    const std::vector<float> got_sinks = device_attention(*d, c, qs, n_heads, scale, window, softcap, sink_logits);
+    EXPECT_LE(rel_error(got_sinks, ref_attention(c, qs, n_heads, scale, window, softcap, sink_logits)),
+              tolerance(DType::F16));
     const Queries one = make_queries(rng, {{0, 180}}, n_heads, head_dim);
     Queries with_it = qs;
     with_it.positions.push_back(180);

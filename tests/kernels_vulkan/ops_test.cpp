@@ -69,6 +69,7 @@ TEST(VulkanOps, RopeMatchesReferenceForBothStylesAndPartialRotation) {
     for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + scale_factors * static_cast<float>(i) / 32.0f;
     RopeParams p{4, 64, 64, 500000.0f, 1.0f, RopeStyle::Normal};
     p.freq_factors = factors.data();
+    p.mscale = scale_factors > 1.0f ? 1.2079f : 1.0f;  // YaRN's magnitude correction (x8)
     const std::vector<int32_t> pos(positions.begin(), positions.end());
     std::vector<float> x = random_floats(rng, pos.size() * 4 * 64);
     DeviceSpan xs = to_device(*d, x), ps = to_device(*d, pos);
@@ -107,6 +108,17 @@ TEST(VulkanOps, ElementwiseOpsMatchReference) {
   ref::add_bias(y.data(), bias.data(), n_tokens, n);
   d->add_bias(gs, bs, n_tokens, n);
   EXPECT_EQ(from_device<float>(*d, gs, total), y);
+
+  // swiglu_oai against the CPU device's loop (the reference for this op): clamps at +-7 hit by the 3x gates. The
+  // gates are gs as the ops above left it (y on the host).
+  {
+    auto cpu = kernels::make_cpu_device();
+    std::vector<float> want(total);
+    cpu->swiglu_oai(DeviceSpan{y.data()}, DeviceSpan{const_cast<float*>(u.data())},
+                    DeviceSpan{want.data()}, static_cast<int64_t>(total), 1.702f, 7.0f);
+    d->swiglu_oai(gs, us, os, static_cast<int64_t>(total), 1.702f, 7.0f);
+    EXPECT_LE(rel_error(from_device<float>(*d, os, total), want), 1e-6);
+  }
 
   for (float& v : y) v *= 0.375f;  // one rounding, as the shader's
   d->scale(gs, static_cast<int64_t>(total), 0.375f);

@@ -95,6 +95,9 @@ TEST(Weights, StandardTensorsMatchGemmaFilesWithPostNorms) {
   expect_standard_matches_file("synth-gemma2.Q8_0.gguf");
   expect_standard_matches_file("synth-gemma3.Q8_0.gguf");
 }
+TEST(Weights, StandardTensorsMatchGptOssFileWithSinksAndBiases) {
+  expect_standard_matches_file("synth-gpt-oss.Q8_0.gguf");
+}
 TEST(Weights, StandardTensorsMatchQwen3FileWithQkNorms) { expect_standard_matches_file("synth-qwen3.Q8_0.gguf"); }
 TEST(Weights, StandardTensorsMatchQwen3moeFileWithRouterAndExperts) {
   expect_standard_matches_file("synth-qwen3moe.Q8_0.gguf");
@@ -157,6 +160,7 @@ TEST(Presets, ParameterCountsMatchPublishedModels) {
       {"mistral-7b", 7241732096},      {"llama-2-7b", 6738415616},   {"qwen3-0.6b", 596049920},
       {"qwen3-8b", 8190735360},        {"qwen3-30b-a3b", 30532122624}, {"mixtral-8x7b", 46702792704},
       {"phi-3-mini", 3821079552},      {"gemma-2-2b", 2614341888},   {"gemma-3-1b", 999885952},
+      {"gpt-oss-20b", 20914757184},
   };
   for (const auto& [name, n_params] : published) {
     auto p = find_preset(name);

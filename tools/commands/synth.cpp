@@ -140,7 +140,7 @@ void setup(CLI::App& app) {
   cmd->add_flag("--pure", a->pure, "Every matrix in the base type (no llama.cpp mix rules)");
   cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--init-std", a->init_std, "Standard deviation of the weights")->capture_default_str();
-  cmd->add_option("--arch", a->arch, "Architecture: llama, qwen2, qwen3, qwen3moe, phi3, gemma2 or gemma3");
+  cmd->add_option("--arch", a->arch, "Architecture: llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3 or gpt-oss");
   cmd->add_option("--dim", a->dim, "Embedding width")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--layers", a->layers, "Transformer blocks")->check(CLI::Range(1, 1024));
   cmd->add_option("--heads", a->heads, "Attention heads")->check(CLI::Range(1, 1024));

@@ -1,7 +1,9 @@
 // The CPU device: device memory is host memory, so spans are addresses and every op calls the Backend kernel table
 // directly on them (no staging, no copies). The thread pool of the step runs the parallel kernels.
 #include <atomic>
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -152,6 +154,17 @@ class CpuDevice final : public Device {
   void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
     be_.geglu(gate.host<const float>(), up.host<const float>(), out.host<float>(), n);
   }
+  // One loop for every ISA (a few thousand elements per token of a mixture of experts); it is the reference.
+  void swiglu_oai(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n, float alpha, float limit) override {
+    const float* g = gate.host<const float>();
+    const float* u = up.host<const float>();
+    float* o = out.host<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = std::min(g[i], limit);
+      const float y = std::clamp(u[i], -limit, limit);
+      o[i] = x / (1.0f + std::exp(-alpha * x)) * (y + 1.0f);
+    }
+  }
   void scale(DeviceSpan x, int64_t n, float factor) override {
     float* v = x.host<float>();
     for (int64_t i = 0; i < n; ++i) v[i] *= factor;
@@ -181,7 +194,7 @@ class CpuDevice final : public Device {
     assert(pool_ != nullptr && "CPU device ops run between begin_step and end_step");
     const AttentionBatch b{batch.n_tokens, batch.positions.host<const int32_t>(), batch.seq_idx.host<const int32_t>(),
                            batch.block_tables.host<const int32_t>(), batch.max_blocks_per_seq, batch.window,
-                           batch.softcap};
+                           batch.softcap, batch.sinks.host<const float>()};
     be_.attention(q.host<const float>(), out.host<float>(), host_layer(kv), b, n_heads, scale, *pool_);
   }
 

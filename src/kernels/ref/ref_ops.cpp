@@ -49,8 +49,8 @@ void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams
         double inv_freq = std::pow(static_cast<double>(p.freq_base), -2.0 * i / p.n_rot);
         if (p.freq_factors) inv_freq /= p.freq_factors[i];
         const double theta = pos * inv_freq;
-        const float c = static_cast<float>(std::cos(theta));
-        const float s = static_cast<float>(std::sin(theta));
+        const float c = static_cast<float>(std::cos(theta) * p.mscale);
+        const float s = static_cast<float>(std::sin(theta) * p.mscale);
         const int i0 = p.style == RopeStyle::Normal ? 2 * i : i;
         const int i1 = p.style == RopeStyle::Normal ? 2 * i + 1 : i + half;
         const float a = v[i0];
@@ -174,6 +174,10 @@ void attention(const float* q, float* out, const KvLayerView& kv, const Attentio
         if (scores[j] > max_score) max_score = scores[j];
       }
       double sum = 0.0;
+      if (batch.sinks) {  // the sink joins the normalisation only
+        max_score = std::max(max_score, static_cast<double>(batch.sinks[h]));
+        sum += std::exp(batch.sinks[h] - max_score);
+      }
       for (int j = lo; j < n_ctx; ++j) {
         scores[j] = std::exp(scores[j] - max_score);
         sum += scores[j];

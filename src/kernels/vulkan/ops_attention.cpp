@@ -23,6 +23,7 @@ struct AttentionPush {
   uint32_t q_off, o_off, kc_off, vc_off, pos_off, seq_off, bt_off, tok0;
   uint32_t window;
   float softcap;
+  uint32_t has_sinks, sinks_off;
 };
 
 // The shader suffix of a KV dtype. Another dtype is a caller that skipped check_kv_dtype: a programmer error.
@@ -62,7 +63,7 @@ void VulkanDevice::attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& 
                              int n_heads, float scale) {
   if (batch.n_tokens <= 0) return;
   assert(kv.head_dim <= kMaxHeadDim && n_heads % kv.n_kv_heads == 0);
-  const Pipeline& p = pipelines_->get("attention_" + kv_suffix(kv.dtype), 7);
+  const Pipeline& p = pipelines_->get("attention_" + kv_suffix(kv.dtype), 8);
   AttentionPush pc{};
   pc.n_heads = static_cast<uint32_t>(n_heads);
   pc.head_dim = static_cast<uint32_t>(kv.head_dim);
@@ -74,13 +75,16 @@ void VulkanDevice::attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& 
   pc.window = static_cast<uint32_t>(std::max(batch.window, 0));
   pc.softcap = batch.softcap;
   const uint32_t eb = kv_elem_bytes(kv.dtype);
-  VkDescriptorBufferInfo b[7] = {bind(q, 4, &pc.q_off),
+  VkDescriptorBufferInfo b[8] = {bind(q, 4, &pc.q_off),
                                  bind(out, 4, &pc.o_off),
                                  bind(kv.k, eb, &pc.kc_off),
                                  bind(kv.v, eb, &pc.vc_off),
                                  bind(batch.positions, 4, &pc.pos_off),
                                  bind(batch.seq_idx, 4, &pc.seq_off),
-                                 bind(batch.block_tables, 4, &pc.bt_off)};
+                                 bind(batch.block_tables, 4, &pc.bt_off),
+                                 // Without sinks the binding still needs a buffer: the queries, never read.
+                                 bind(batch.sinks.empty() ? q : batch.sinks, 4, &pc.sinks_off)};
+  pc.has_sinks = batch.sinks.empty() ? 0 : 1;
   for (int64_t t0 = 0; t0 < batch.n_tokens; t0 += kMaxGroups) {
     pc.tok0 = static_cast<uint32_t>(t0);
     recorder_->dispatch(p, b, &pc, sizeof(pc), pc.n_heads,

@@ -19,11 +19,12 @@ struct RopePush {
   uint32_t n_heads, head_dim, n_half, neox, x_off, pos_off, freq_off;
   float freq_scale;
   uint32_t n_pairs;
+  float mscale;
 };
 
 struct ElementwisePush {
   uint32_t n, a_off, b_off, c_off, n_cols;
-  float factor;
+  float factor, limit;
 };
 
 struct GatherPush {
@@ -81,6 +82,7 @@ void VulkanDevice::rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, co
   pc.n_half = static_cast<uint32_t>(p.n_rot / 2);
   pc.neox = p.style == RopeStyle::Neox ? 1 : 0;
   pc.freq_scale = p.freq_scale;
+  pc.mscale = p.mscale;
   const uint64_t n_pairs = static_cast<uint64_t>(n_tokens) * p.n_heads * pc.n_half;
   pc.n_pairs = static_cast<uint32_t>(n_pairs);
   VkDescriptorBufferInfo b[3] = {bind(x, 4, &pc.x_off), bind(positions, 4, &pc.pos_off), bind(freqs, 8, &pc.freq_off)};
@@ -113,6 +115,15 @@ void VulkanDevice::geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t
   pc.n = static_cast<uint32_t>(n);
   VkDescriptorBufferInfo b[3] = {bind(gate, 4, &pc.a_off), bind(up, 4, &pc.b_off), bind(out, 4, &pc.c_off)};
   elementwise(*pipelines_, *recorder_, "geglu", 3, b, pc);
+}
+
+void VulkanDevice::swiglu_oai(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n, float alpha, float limit) {
+  ElementwisePush pc{};
+  pc.n = static_cast<uint32_t>(n);
+  pc.factor = alpha;
+  pc.limit = limit;
+  VkDescriptorBufferInfo b[3] = {bind(gate, 4, &pc.a_off), bind(up, 4, &pc.b_off), bind(out, 4, &pc.c_off)};
+  elementwise(*pipelines_, *recorder_, "swiglu_oai", 3, b, pc);
 }
 
 void VulkanDevice::scale(DeviceSpan x, int64_t n, float factor) {

@@ -58,6 +58,7 @@ class VulkanDevice final : public Device {
   void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override;
   void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override;
   void scale(DeviceSpan x, int64_t n, float factor) override;
+  void swiglu_oai(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n, float alpha, float limit) override;
   void add(DeviceSpan y, DeviceSpan x, int64_t n) override;
   void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) override;
   void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,

@@ -32,6 +32,13 @@ struct ArchSpec {
   // Query scaling 1 / sqrt(dim / heads) instead of 1 / sqrt(head_dim) for the model with this many layers (gemma's
   // 27B models, whose query_pre_attn_scalar is not in the GGUF; llama.cpp keys on the layer count the same way).
   int dim_per_head_scale_layers = 0;
+  // gpt-oss: a bias on the attention output, attention sinks (attn_sinks), biases on the router and on every expert,
+  // the clamped SwiGLU, and the feed-forward's input norm stored as post_attention_norm (there is no ffn_norm).
+  bool attn_output_bias = false;
+  bool attn_sinks = false;
+  bool moe_biases = false;
+  bool swiglu_oai = false;
+  const char* ffn_norm_name = "ffn_norm";
 };
 
 struct ModelConfig;

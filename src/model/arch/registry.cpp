@@ -14,11 +14,12 @@ const ArchSpec& qwen3moe_arch();
 const ArchSpec& phi3_arch();
 const ArchSpec& gemma2_arch();
 const ArchSpec& gemma3_arch();
+const ArchSpec& gpt_oss_arch();
 
 namespace {
-std::array<const ArchSpec*, 7> all_archs() {
-  return {&llama_arch(), &qwen2_arch(),  &qwen3_arch(), &qwen3moe_arch(),
-          &phi3_arch(),  &gemma2_arch(), &gemma3_arch()};
+std::array<const ArchSpec*, 8> all_archs() {
+  return {&llama_arch(), &qwen2_arch(),  &qwen3_arch(),  &qwen3moe_arch(),
+          &phi3_arch(),  &gemma2_arch(), &gemma3_arch(), &gpt_oss_arch()};
 }
 }  // namespace
 
@@ -38,7 +39,12 @@ void apply_arch_traits(ModelConfig& c) {
   c.fused_qkv = spec->fused_qkv;
   c.fused_gate_up = spec->fused_gate_up;
   c.post_norms = spec->gemma;
-  c.ffn_gelu = spec->gemma;
+  c.ffn_act = spec->gemma ? FfnActivation::GeluTanh : spec->swiglu_oai ? FfnActivation::SwigluOai
+                                                                      : FfnActivation::Silu;
+  c.attn_output_bias = spec->attn_output_bias;
+  c.attn_sinks = spec->attn_sinks;
+  c.moe_biases = spec->moe_biases;
+  c.ffn_norm_name = spec->ffn_norm_name;
   c.embed_scale = spec->gemma ? std::sqrt(static_cast<float>(c.dim)) : 0.0f;
   c.swa_pattern = spec->swa_pattern;
   const bool by_dim = spec->dim_per_head_scale_layers > 0 && c.n_layers == spec->dim_per_head_scale_layers;

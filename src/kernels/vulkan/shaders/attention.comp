@@ -20,6 +20,7 @@ layout(std430, binding = 3) readonly buffer VBuf { uint VC[]; };
 layout(std430, binding = 4) readonly buffer PBuf { int POS[]; };
 layout(std430, binding = 5) readonly buffer SBuf { int SEQ[]; };
 layout(std430, binding = 6) readonly buffer TBuf { int BT[]; };
+layout(std430, binding = 7) readonly buffer KBufS { float SINKS[]; };
 
 layout(push_constant) uniform Push {
   uint n_heads;
@@ -39,6 +40,8 @@ layout(push_constant) uniform Push {
   uint tok0;
   uint window;      // > 0: attend to the last `window` positions only
   float softcap;    // > 0: s = softcap * tanh(s / softcap)
+  uint has_sinks;   // SINKS[h]: a logit in the normalisation that attends to nothing (gpt-oss)
+  uint sinks_off;
 } pc;
 
 const uint CHUNK = 64u;
@@ -80,9 +83,10 @@ void main() {
   for (uint d = lid; d < pc.head_dim; d += CHUNK) q_s[d] = round_like_kv(Q[qb + d]);
   barrier();
 
-  // Pass 1: M and L.
-  float m = 0.0;
-  precise float l = 0.0;
+  // Pass 1: M and L (a sink starts them: M = sink, L = exp(sink - sink)).
+  const bool sink = pc.has_sinks != 0u;
+  float m = sink ? SINKS[pc.sinks_off + h] : 0.0;
+  precise float l = sink ? 1.0 : 0.0;
   for (uint c0 = c_start; c0 < n_ctx; c0 += CHUNK) {
     const uint j = c0 + lid;
     const bool valid = j >= lo && j < n_ctx;
@@ -94,8 +98,9 @@ void main() {
       if (lid < k) red[lid] = max(red[lid], red[lid + k]);
       barrier();
     }
-    const float m_new = c0 == c_start ? red[0] : max(m, red[0]);
-    const float alpha = c0 == c_start ? 0.0 : exp(m - m_new);
+    const bool opening = c0 == c_start && !sink;  // nothing accumulated yet
+    const float m_new = opening ? red[0] : max(m, red[0]);
+    const float alpha = opening ? 0.0 : exp(m - m_new);
     barrier();
     red[lid] = valid ? exp(s - m_new) : 0.0;
     barrier();

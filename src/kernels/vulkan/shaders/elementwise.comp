@@ -8,7 +8,7 @@ layout(std430, binding = 0) buffer ABuf { float A[]; };
 #if !defined(OP_SCALE)
 layout(std430, binding = 1) readonly buffer BBuf { float B[]; };
 #endif
-#if defined(OP_SWIGLU) || defined(OP_GEGLU)
+#if defined(OP_SWIGLU) || defined(OP_GEGLU) || defined(OP_SWIGLU_OAI)
 layout(std430, binding = 2) writeonly buffer CBuf { float C[]; };
 #endif
 
@@ -18,7 +18,8 @@ layout(push_constant) uniform Push {
   uint b_off;
   uint c_off;
   uint n_cols;  // add_bias: row length
-  float factor; // scale
+  float factor; // scale; swiglu_oai: alpha
+  float limit;  // swiglu_oai
 } pc;
 
 void main() {
@@ -31,6 +32,10 @@ void main() {
   // gelu(g) = g * sigmoid(2 z), z = sqrt(2/pi) (g + 0.044715 g^3)
   const float g = A[pc.a_off + i];
   C[pc.c_off + i] = g / (1.0 + exp(-1.5957691216057308 * (g + 0.044715 * g * g * g))) * B[pc.b_off + i];
+#elif defined(OP_SWIGLU_OAI)
+  const float x = min(A[pc.a_off + i], pc.limit);
+  const float y = clamp(B[pc.b_off + i], -pc.limit, pc.limit);
+  C[pc.c_off + i] = x / (1.0 + exp(-pc.factor * x)) * (y + 1.0);
 #elif defined(OP_SCALE)
   A[pc.a_off + i] = A[pc.a_off + i] * pc.factor;
 #elif defined(OP_ADD)

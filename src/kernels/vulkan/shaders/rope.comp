@@ -23,6 +23,7 @@ layout(push_constant) uniform Push {
   uint freq_off; // in vec2
   float freq_scale;
   uint n_pairs;  // n_tokens * n_heads * n_half
+  float mscale;  // cos and sin times it (YaRN); 1 otherwise
 } pc;
 
 const float TWO_PI_HI = 6.28318548202514648;   // float(2 pi)
@@ -66,8 +67,8 @@ void main() {
   r = r - k_lo;
   r = r - k * TWO_PI_LO;
   r = r + a_lo;
-  const float c = cos(r);
-  const float s = sin(r);
+  const float c = cos(r) * pc.mscale;
+  const float s = sin(r) * pc.mscale;
 
   const uint base = pc.x_off + th * pc.head_dim;
   const uint i0 = pc.neox != 0u ? i : 2u * i;
