@@ -1,5 +1,8 @@
 #include "kernels/cuda/cuda_backend.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "core/format.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_context.h"
@@ -35,12 +38,24 @@ void rms_norm_op(const float* x, const float* weight, float* y, int64_t n_tokens
   rms_norm(x, weight, y, n_tokens, dim, eps, CudaContext::get().stream());
 }
 
+// What the CUDA kernels do not implement yet (llama-3 frequency factors, sliding windows, soft-capping, sinks): the
+// CUDA backend is not wired to models (kairo::devices refuses --device cuda), so reaching one is a programmer error.
+[[noreturn]] void unsupported(const char* what) {
+  std::fprintf(stderr, "the CUDA backend does not implement %s yet\n", what);
+  std::abort();
+}
+
 void rope_op(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p) {
+  if (p.freq_factors != nullptr) unsupported("rope frequency factors (llama-3 rope_freqs, YaRN)");
   rope(x, positions, n_tokens, p, CudaContext::get().stream());
 }
 
 void swiglu_op(const float* gate, const float* up, float* out, int64_t n) {
   swiglu(gate, up, out, n, CudaContext::get().stream());
+}
+
+void geglu_op(const float* gate, const float* up, float* out, int64_t n) {
+  geglu(gate, up, out, n, CudaContext::get().stream());
 }
 
 void add_op(float* y, const float* x, int64_t n) { add(y, x, n, CudaContext::get().stream()); }
@@ -62,6 +77,8 @@ void kv_write_op(const KvLayerView& kv, const int64_t* slot_mapping, const float
 void attention_op(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads,
                   float scale, ThreadPool&) {
   if (batch.n_tokens == 0) return;
+  if (batch.window > 0 || batch.softcap > 0 || batch.sinks != nullptr)
+    unsupported("sliding-window, soft-capped or sink attention");
   CudaContext& ctx = CudaContext::get();
   const int64_t max_ctx = static_cast<int64_t>(batch.max_blocks_per_seq) * kv.block_size;
   const AttentionPlan plan = plan_attention(batch.n_tokens, n_heads, kv.n_kv_heads, kv.head_dim, max_ctx,
@@ -80,7 +97,7 @@ PackedMatrix pack_weights_op(const MatrixView& w) {
 
 const Backend& cuda_backend() {
   static const Backend backend{
-      "cuda",      matmul,      rms_norm_op, rope_op,      swiglu_op,       add_op,
+      "cuda",      matmul,      rms_norm_op, rope_op,      swiglu_op,       geglu_op,      add_op,
       add_bias_op, get_row_op,  kv_write_op, attention_op, pack_weights_op, nullptr,
       nullptr,
   };

@@ -46,7 +46,7 @@ __global__ void rms_norm_kernel(const float* x, const float* __restrict__ weight
 }
 
 __global__ void rope_kernel(float* x, const int32_t* __restrict__ positions, int64_t n_tokens, int n_heads,
-                            int head_dim, int n_rot, double freq_base, double freq_scale, bool neox) {
+                            int head_dim, int n_rot, double freq_base, double freq_scale, double mscale, bool neox) {
   const int half = n_rot / 2;
   KAIRO_GRID_STRIDE(idx, n_tokens * n_heads * half) {
     const int i = static_cast<int>(idx % half);
@@ -56,7 +56,7 @@ __global__ void rope_kernel(float* x, const int32_t* __restrict__ positions, int
     const double theta = pos * pow(freq_base, -2.0 * i / n_rot);
     double s, c;
     sincos(theta, &s, &c);
-    const float cf = static_cast<float>(c), sf = static_cast<float>(s);
+    const float cf = static_cast<float>(c * mscale), sf = static_cast<float>(s * mscale);
     float* v = x + th * head_dim;
     const int i0 = neox ? i : 2 * i;
     const int i1 = neox ? i + half : 2 * i + 1;
@@ -70,6 +70,14 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, f
   KAIRO_GRID_STRIDE(i, n) {
     const float g = gate[i];
     out[i] = g / (1.0f + expf(-g)) * up[i];
+  }
+}
+
+// gelu(g) = g * sigmoid(2 z), z = sqrt(2/pi) (g + 0.044715 g^3) (GELU's tanh form)
+__global__ void geglu_kernel(const float* gate, const float* __restrict__ up, float* out, int64_t n) {
+  KAIRO_GRID_STRIDE(i, n) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + expf(-1.5957691216057308f * (g + 0.044715f * g * g * g))) * up[i];
   }
 }
 
@@ -142,13 +150,20 @@ void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams
   // The reference computes pos * freq_scale and the angle in double from the float parameters.
   rope_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, positions, n_tokens, p.n_heads, p.head_dim, p.n_rot,
                                                     static_cast<double>(p.freq_base),
-                                                    static_cast<double>(p.freq_scale), p.style == RopeStyle::Neox);
+                                                    static_cast<double>(p.freq_scale), static_cast<double>(p.mscale),
+                                                    p.style == RopeStyle::Neox);
   CUDA_CHECK_LAUNCH();
 }
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   swiglu_kernel<<<grid_for(n), kThreads, 0, stream>>>(gate, up, out, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void geglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  geglu_kernel<<<grid_for(n), kThreads, 0, stream>>>(gate, up, out, n);
   CUDA_CHECK_LAUNCH();
 }
 

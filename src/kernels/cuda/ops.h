@@ -29,6 +29,7 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, i
               cudaStream_t stream);
 void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p, cudaStream_t stream);
 void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+void geglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
 void add(float* y, const float* x, int64_t n, cudaStream_t stream);
 void add_bias(float* x, const float* bias, int64_t n_tokens, int64_t n, cudaStream_t stream);
 // Rows of a packed table to f32: row ids from device memory (ids != null) or the single host `row`.

@@ -67,6 +67,17 @@ TEST(CudaOps, SwigluAddBias) {
   EXPECT_LT(compare(to_host<float>(dg, g.size()), want).max_abs, 1e-5);
 }
 
+TEST(CudaOps, GegluMatchesReference) {
+  std::mt19937 rng(5);
+  const int64_t n = 3000;
+  const std::vector<float> g = random_floats(rng, n, 4.0f), u = random_floats(rng, n);
+  std::vector<float> want(g.size());
+  ref::geglu(g.data(), u.data(), want.data(), n);
+  DeviceBuffer dg = to_device(g), du = to_device(u);
+  be().geglu(dg.as<float>(), du.as<float>(), dg.as<float>(), n);
+  EXPECT_LT(compare(to_host<float>(dg, g.size()), want).max_abs, 1e-5);
+}
+
 TEST(CudaOps, GetRowAndGetRowsEveryType) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     std::mt19937 rng(4);
