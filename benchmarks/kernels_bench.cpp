@@ -64,6 +64,8 @@ std::unique_ptr<Matrix> make_matrix(DType type, int64_t rows, int64_t cols) {
         std::memcpy(row.data() + 2 * i, &h, 2);
       }
     }
+  } else if (type == DType::MXFP4) {  // E8M0 scale 2^-7 per block
+    for (int64_t b = 0; b < cols / info.block_size; ++b) row[static_cast<size_t>(b * info.block_bytes)] = 121;
   } else {
     for (int64_t b = 0; b < cols / info.block_size; ++b)
       for (int off : scale_offsets(type)) {
@@ -212,7 +214,7 @@ void BM_Attention(benchmark::State& state) {
 BENCHMARK(BM_Attention)->Args({512, 0, 1})->Args({512, 0, 2})->Args({1024, 1, 2})->Unit(benchmark::kMillisecond);
 
 const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
-                        DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+                        DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4};
 
 int register_all() {
   for (DType t : kTypes) {

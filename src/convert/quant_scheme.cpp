@@ -23,7 +23,7 @@ constexpr SchemeEntry kSchemes[] = {
     {"Q5_0", FileType::Q5_0, DType::Q5_0},    {"Q5_1", FileType::Q5_1, DType::Q5_1},
     {"Q6_K", FileType::Q6_K, DType::Q6_K},    {"Q4_K_S", FileType::Q4_K_S, DType::Q4_K},
     {"Q4_K_M", FileType::Q4_K_M, DType::Q4_K}, {"Q5_K_S", FileType::Q5_K_S, DType::Q5_K},
-    {"Q5_K_M", FileType::Q5_K_M, DType::Q5_K},
+    {"Q5_K_M", FileType::Q5_K_M, DType::Q5_K}, {"MXFP4_MOE", FileType::MXFP4_MOE, DType::MXFP4},
 };
 
 bool is_quantized(DType t) { return dtype_info(t).block_size > 1; }
@@ -183,6 +183,13 @@ std::vector<DType> choose_tensor_types(const std::vector<TensorDesc>& tensors, c
       continue;
     }
     DType type = scheme.base;
+    if (scheme.file_type == FileType::MXFP4_MOE) {
+      // llama.cpp's rule for this ftype, ahead of every mix rule: the stacks of experts (a third dimension > 1)
+      // get MXFP4, every other matrix Q8_0.
+      type = t.dims.size() > 2 && t.dims[2] > 1 ? DType::MXFP4 : DType::Q8_0;
+      out[idx] = shape_fallback(type, t.dims[0]);
+      continue;
+    }
     if (is_quantized(type)) {
       if (!pure) type = mix_rule(type, t, role_of(t.name), scheme.file_type, facts, state);
       type = shape_fallback(type, t.dims[0]);

@@ -15,7 +15,7 @@ namespace kairo::convert {
 // llama.cpp's llama_ftype ids: the value of general.file_type.
 enum class FileType : uint32_t {
   AllF32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q8_0 = 7, Q5_0 = 8, Q5_1 = 9,
-  Q4_K_S = 14, Q4_K_M = 15, Q5_K_S = 16, Q5_K_M = 17, Q6_K = 18, BF16 = 32,
+  Q4_K_S = 14, Q4_K_M = 15, Q5_K_S = 16, Q5_K_M = 17, Q6_K = 18, BF16 = 32, MXFP4_MOE = 38,
 };
 
 struct QuantScheme {
@@ -25,7 +25,8 @@ struct QuantScheme {
 };
 
 // Parses a scheme name, case-insensitive: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_S, Q4_K_M,
-// Q5_K_S, Q5_K_M; Q4_K and Q5_K are aliases for Q4_K_M and Q5_K_M, as in llama-quantize (use `pure` for a file with
+// Q5_K_S, Q5_K_M, MXFP4_MOE (expert stacks in MXFP4, every other matrix in Q8_0, as llama.cpp's ftype of
+// that name); Q4_K and Q5_K are aliases for Q4_K_M and Q5_K_M, as in llama-quantize (use `pure` for a file with
 // every matrix in Q4_K).
 Result<QuantScheme> parse_quant_scheme(const std::string& name);
 // "F32, F16, BF16, Q8_0, ..." for help texts and errors.

@@ -3,6 +3,7 @@
 // (and written) block by block. Every scale is an IEEE half stored as raw bits (convert with core/half.h).
 // All structs have alignment 2 and no padding; code that reads them from a byte buffer of unknown alignment should
 // memcpy a block out rather than cast.
+#include <bit>
 #include <cstdint>
 
 #include "tensor/dtype.h"
@@ -74,7 +75,23 @@ struct BlockQ6_K {
   uint16_t d;
 };
 
+// MXFP4 (OCP microscaling, gpt-oss's expert weights): x[i] = kMxfp4Values[q[i]] * 2^(e - 128), nibbles as in Q4_0.
+// The 4-bit codes are E2M1 floats (sign, 2 exponent bits, 1 mantissa bit); kMxfp4Values holds them doubled, so
+// they are integers, and the E8M0 scale 2^(e - 127) is halved to compensate (ggml's layout and convention).
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[kQK / 2];
+};
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e - 128) as a float, exact for every e (e = 0 and 1 are subnormal): the MXFP4 block scale.
+inline float mxfp4_scale(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
+
 static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockMXFP4) == 17);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
 static_assert(sizeof(BlockQ5_1) == 24);
@@ -92,6 +109,7 @@ template <> struct BlockTraits<BlockQ4_1> { static constexpr DType type = DType:
 template <> struct BlockTraits<BlockQ5_0> { static constexpr DType type = DType::Q5_0; static constexpr int n = kQK; };
 template <> struct BlockTraits<BlockQ5_1> { static constexpr DType type = DType::Q5_1; static constexpr int n = kQK; };
 template <> struct BlockTraits<BlockQ8_0> { static constexpr DType type = DType::Q8_0; static constexpr int n = kQK; };
+template <> struct BlockTraits<BlockMXFP4> { static constexpr DType type = DType::MXFP4; static constexpr int n = kQK; };
 template <> struct BlockTraits<BlockQ4_K> { static constexpr DType type = DType::Q4_K; static constexpr int n = kQK_K; };
 template <> struct BlockTraits<BlockQ5_K> { static constexpr DType type = DType::Q5_K; static constexpr int n = kQK_K; };
 template <> struct BlockTraits<BlockQ6_K> { static constexpr DType type = DType::Q6_K; static constexpr int n = kQK_K; };

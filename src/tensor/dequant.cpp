@@ -62,6 +62,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::Q5_0: return dequantize_typed<BlockQ5_0>(src, dst, n);
     case DType::Q5_1: return dequantize_typed<BlockQ5_1>(src, dst, n);
     case DType::Q8_0: return dequantize_typed<BlockQ8_0>(src, dst, n);
+    case DType::MXFP4: return dequantize_typed<BlockMXFP4>(src, dst, n);
     case DType::Q4_K: return dequantize_typed<BlockQ4_K>(src, dst, n);
     case DType::Q5_K: return dequantize_typed<BlockQ5_K>(src, dst, n);
     case DType::Q6_K: return dequantize_typed<BlockQ6_K>(src, dst, n);

@@ -20,6 +20,7 @@ void dequantize_blocks(const BlockQ4_1* src, float* dst, int64_t n_blocks);
 void dequantize_blocks(const BlockQ5_0* src, float* dst, int64_t n_blocks);
 void dequantize_blocks(const BlockQ5_1* src, float* dst, int64_t n_blocks);
 void dequantize_blocks(const BlockQ8_0* src, float* dst, int64_t n_blocks);
+void dequantize_blocks(const BlockMXFP4* src, float* dst, int64_t n_blocks);
 void dequantize_blocks(const BlockQ4_K* src, float* dst, int64_t n_blocks);
 void dequantize_blocks(const BlockQ5_K* src, float* dst, int64_t n_blocks);
 void dequantize_blocks(const BlockQ6_K* src, float* dst, int64_t n_blocks);

@@ -50,7 +50,7 @@ constexpr std::array<Entry, kDTypeCount> make_table() {
   set(DType::BF16, "BF16", 1, 2, true);
   set(DType::TQ1_0, "TQ1_0", QK_K, 2 + 4 * 13, false);
   set(DType::TQ2_0, "TQ2_0", QK_K, 2 + 64, false);
-  set(DType::MXFP4, "MXFP4", QK, 1 + QK / 2, false);
+  set(DType::MXFP4, "MXFP4", QK, 1 + QK / 2, true);
   return t;
 }
 

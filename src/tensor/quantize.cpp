@@ -42,6 +42,7 @@ bool can_quantize_to(DType type) {
     case DType::Q5_0:
     case DType::Q5_1:
     case DType::Q8_0:
+    case DType::MXFP4:
     case DType::Q4_K:
     case DType::Q5_K:
     case DType::Q6_K:
@@ -61,6 +62,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q5_0: return quantize_typed<BlockQ5_0>(src, dst, n);
     case DType::Q5_1: return quantize_typed<BlockQ5_1>(src, dst, n);
     case DType::Q8_0: return quantize_typed<BlockQ8_0>(src, dst, n);
+    case DType::MXFP4: return quantize_typed<BlockMXFP4>(src, dst, n);
     case DType::Q4_K: return quantize_typed<BlockQ4_K>(src, dst, n);
     case DType::Q5_K: return quantize_typed<BlockQ5_K>(src, dst, n);
     case DType::Q6_K: return quantize_typed<BlockQ6_K>(src, dst, n);

@@ -10,7 +10,7 @@
 
 namespace kairo {
 
-// True if quantize_row can produce `type`: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K.
+// True if quantize_row can produce `type`: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4, Q4_K, Q5_K, Q6_K.
 bool can_quantize_to(DType type);
 
 // Quantizes n floats (a multiple of the block size) into dst, which holds row_bytes(type, n) bytes.
@@ -23,6 +23,7 @@ void quantize_blocks(const float* src, BlockQ4_1* dst, int64_t n_blocks);
 void quantize_blocks(const float* src, BlockQ5_0* dst, int64_t n_blocks);
 void quantize_blocks(const float* src, BlockQ5_1* dst, int64_t n_blocks);
 void quantize_blocks(const float* src, BlockQ8_0* dst, int64_t n_blocks);
+void quantize_blocks(const float* src, BlockMXFP4* dst, int64_t n_blocks);
 void quantize_blocks(const float* src, BlockQ4_K* dst, int64_t n_blocks);
 void quantize_blocks(const float* src, BlockQ5_K* dst, int64_t n_blocks);
 void quantize_blocks(const float* src, BlockQ6_K* dst, int64_t n_blocks);

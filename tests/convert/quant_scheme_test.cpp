@@ -29,6 +29,8 @@ TEST(QuantScheme, ParsesNamesCaseInsensitivelyWithLlamaQuantizeAliases) {
   EXPECT_EQ(parse_quant_scheme("f16")->file_type, FileType::F16);
   EXPECT_EQ(static_cast<uint32_t>(parse_quant_scheme("Q8_0")->file_type), 7u);
   EXPECT_EQ(static_cast<uint32_t>(parse_quant_scheme("BF16")->file_type), 32u);
+  EXPECT_EQ(static_cast<uint32_t>(parse_quant_scheme("mxfp4_moe")->file_type), 38u);
+  EXPECT_EQ(parse_quant_scheme("MXFP4_MOE")->base, DType::MXFP4);
   const auto bad = parse_quant_scheme("Q3_K_XL");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("unknown type \"Q3_K_XL\""), std::string::npos) << bad.error().message;
@@ -77,8 +79,13 @@ INSTANTIATE_TEST_SUITE_P(All, SharedQuantizedFiles,
                          ::testing::Values(SharedCase{"synth-llama-gqa", "Q4_K_M"}, SharedCase{"synth-llama-gqa", "Q4_0"},
                                            SharedCase{"synth-llama-gqa", "Q8_0"}, SharedCase{"synth-llama-gqa", "Q6_K"},
                                            SharedCase{"synth-qwen2", "Q4_K_M"}, SharedCase{"synth-qwen2", "Q4_0"},
-                                           SharedCase{"synth-qwen2", "Q8_0"}, SharedCase{"synth-qwen2", "Q6_K"}),
-                         [](const auto& info) { return std::string(info.param.model == std::string("synth-qwen2") ? "qwen2_" : "llama_") + info.param.scheme; });
+                                           SharedCase{"synth-qwen2", "Q8_0"}, SharedCase{"synth-qwen2", "Q6_K"},
+                                           SharedCase{"synth-gpt-oss", "MXFP4_MOE"}),
+                         [](const auto& info) {
+                           const std::string model = info.param.model;
+                           const char* prefix = model == "synth-qwen2" ? "qwen2_" : model == "synth-gpt-oss" ? "gpt_oss_" : "llama_";
+                           return std::string(prefix) + info.param.scheme;
+                         });
 
 // A 24-layer qwen2.5-0.5b-like table: 896-wide rows do not split into 256-blocks.
 std::vector<TensorDesc> qwen_05b_like() {

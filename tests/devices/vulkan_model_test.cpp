@@ -199,7 +199,8 @@ INSTANTIATE_TEST_SUITE_P(Archs, VulkanLogprobs,
                                            std::make_pair("synth-gemma3.f16", "garden"),
                                            std::make_pair("synth-gemma3.Q8_0", "lighthouse"),
                                            std::make_pair("synth-gpt-oss.f16", "garden"),
-                                           std::make_pair("synth-gpt-oss.Q8_0", "lighthouse")),
+                                           std::make_pair("synth-gpt-oss.Q8_0", "lighthouse"),
+                                           std::make_pair("synth-gpt-oss.MXFP4_MOE", "garden")),
                          [](const auto& info) {
                            std::string n = info.param.first + "_" + info.param.second;
                            for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';

@@ -11,7 +11,7 @@
 //  - gemma3: Q/K norm, five windowed layers (window 8, rope base 1e4) per global one (rope base 1e6, linear x8).
 //    Both prompts are longer than the window, so a wrong window shows.
 //  - gpt-oss: attention sinks, Q/K/V/output biases, every other layer windowed (8), YaRN x32, experts with router and
-//    expert biases and the clamped SwiGLU.
+//    expert biases and the clamped SwiGLU; its MXFP4_MOE file holds the experts in MXFP4 (E2M1 codes, E8M0 scales).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -126,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"gemma3", "Q4_0", "garden", 0.995}, Case{"gpt-oss", "f16", "lighthouse", 0.999},
                       Case{"gpt-oss", "f16", "garden", 0.999}, Case{"gpt-oss", "Q8_0", "lighthouse", 0.995},
                       Case{"gpt-oss", "Q8_0", "garden", 0.995}, Case{"gpt-oss", "Q4_0", "lighthouse", 0.995},
-                      Case{"gpt-oss", "Q4_0", "garden", 0.995}),
+                      Case{"gpt-oss", "Q4_0", "garden", 0.995}, Case{"gpt-oss", "MXFP4_MOE", "lighthouse", 0.995},
+                      Case{"gpt-oss", "MXFP4_MOE", "garden", 0.995}),
     [](const auto& info) {
       std::string n = info.param.arch + "_" + info.param.type + "_" + info.param.prompt;
       for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';

@@ -97,7 +97,8 @@ TEST_P(BatchInvarianceTest, EveryTokenOfABatchEqualsThatTokenAloneBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, BatchInvarianceTest,
                          ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
-                                           DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K),
+                                           DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                                           DType::MXFP4),
                          [](const ::testing::TestParamInfo<DType>& info) {
                            return std::string(dtype_name(info.param));
                          });

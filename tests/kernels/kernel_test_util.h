@@ -65,6 +65,11 @@ inline void random_row(std::mt19937& rng, DType type, int64_t n_cols, uint8_t* d
   for (size_t i = 0; i < bytes; ++i) dst[i] = static_cast<uint8_t>(byte(rng));
   std::uniform_real_distribution<float> sc(0.001f, 0.02f);
   const DTypeInfo& info = dtype_info(type);
+  if (type == DType::MXFP4) {  // E8M0 scale bytes 2^-12 .. 2^-6 (x the codes' 0..12); byte 0 of each block
+    std::uniform_int_distribution<int> e(116, 122);
+    for (int64_t b = 0; b < n_cols / info.block_size; ++b) dst[b * info.block_bytes] = static_cast<uint8_t>(e(rng));
+    return;
+  }
   for (int64_t b = 0; b < n_cols / info.block_size; ++b) {
     for (int off : scale_offsets(type)) {
       const uint16_t h = f32_to_f16(sc(rng));

@@ -52,6 +52,11 @@ TEST(MatmulSharedInput, QkvOfALegacyQuantModelEqualsSeparateMatmuls) {
   expect_fused_equals_separate({DType::Q4_0, DType::Q4_0, DType::Q8_0}, {80, 37, 19}, 544);
 }
 
+// gpt-oss's MXFP4_MOE files: MXFP4 experts next to Q8_0 matrices (gate and up of an expert read one input).
+TEST(MatmulSharedInput, Mxfp4AndQ8_0EqualSeparateMatmuls) {
+  expect_fused_equals_separate({DType::MXFP4, DType::MXFP4, DType::Q8_0}, {48, 37, 16}, 544);
+}
+
 TEST(MatmulSharedInput, MixedKQuantsEqualSeparateMatmuls) {
   expect_fused_equals_separate({DType::Q4_K, DType::Q6_K}, {48, 21}, 768);
 }

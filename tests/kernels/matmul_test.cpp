@@ -122,19 +122,20 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsa) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest,
                          ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
-                                           DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K),
+                                           DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                                           DType::MXFP4),
                          [](const ::testing::TestParamInfo<DType>& info) {
                            return std::string(dtype_name(info.param));
                          });
 
-// Which types get a packed layout is part of the contract with the model loader: Q4_0, Q8_0, Q4_K and Q6_K row tiles
-// on the int8 paths; every other weight comes back as a byte-identical copy in the GGUF layout (packing 0, in
+// Which types get a packed layout is part of the contract with the model loader: Q4_0, Q8_0, MXFP4, Q4_K and Q6_K
+// row tiles on the int8 paths; every other weight comes back as a byte-identical copy in the GGUF layout (packing 0, in
 // huge-page memory).
-TEST(MatmulPacking, RowTilesForQ4_0Q8_0Q4_KQ6_KAndCopiesOtherwise) {
+TEST(MatmulPacking, RowTilesForQ4_0Q8_0MXFP4Q4_KQ6_KAndCopiesOtherwise) {
   for (cpu::Isa isa : testing::optimized_isas()) {
     const Backend* be = cpu::cpu_backend(isa);
     if (be == nullptr || be->pack_weights == nullptr) continue;
-    for (DType t : {DType::F16, DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    for (DType t : {DType::F16, DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::MXFP4, DType::Q4_K, DType::Q6_K}) {
       const int64_t cols = 512;
       std::vector<uint8_t> data(row_bytes(t, cols) * 3);
       for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
@@ -150,7 +151,8 @@ TEST(MatmulPacking, RowTilesForQ4_0Q8_0Q4_KQ6_KAndCopiesOtherwise) {
       // Row tiles hold the GGUF bytes of their 16 rows (Q4_K: 148 instead of 144 per super-block, its 6-bit scales
       // stored as bytes), and row_bytes is a tile's bytes / 16.
       EXPECT_EQ(p.view.row_bytes, t == DType::Q4_K ? row_bytes(t, cols) / 144 * 148 : row_bytes(t, cols));
-      const bool packed = t == DType::Q4_0 || t == DType::Q8_0 || t == DType::Q4_K || t == DType::Q6_K;
+      const bool packed =
+          t == DType::Q4_0 || t == DType::Q8_0 || t == DType::MXFP4 || t == DType::Q4_K || t == DType::Q6_K;
       EXPECT_EQ(p.view.packing != 0, packed);
       if (!packed) {
         EXPECT_EQ(std::memcmp(p.view.data, w.data, data.size()), 0);

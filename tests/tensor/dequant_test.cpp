@@ -96,6 +96,29 @@ TEST(DequantHand, Q4_0) {
   EXPECT_EQ(dequant(b)[0], -2.666015625f);  // -8 * 0.333251953125
 }
 
+TEST(DequantHand, MXFP4) {
+  // e = 127 + 1: the scale 2^(e - 128) = 2^0 = 1, so each value is the doubled E2M1 value of its code:
+  // codes 0..7 -> 0 1 2 3 4 6 8 12 (E2M1 0 .5 1 1.5 2 3 4 6, doubled), 8..15 the same negated.
+  BlockMXFP4 b;
+  b.e = 128;
+  for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  const float mag[8] = {0, 1, 2, 3, 4, 6, 8, 12};
+  std::vector<float> want(32);
+  for (int j = 0; j < 16; ++j) {
+    want[j] = j < 8 ? mag[j] : -mag[j - 8];
+    want[j + 16] = (15 - j) < 8 ? mag[15 - j] : -mag[15 - j - 8];
+  }
+  expect_exact(dequant(b), want);
+  // Other scales: 2^(e - 128) exactly, down to the subnormal 2^-128 of e = 0 and up to 2^126 of e = 254.
+  for (const auto& [e, scale] : {std::pair<int, float>{130, 4.0f}, {125, 0.125f}, {1, std::ldexp(1.0f, -127)},
+                                 {0, std::ldexp(1.0f, -128)}, {254, std::ldexp(1.0f, 126)}}) {
+    b.e = static_cast<uint8_t>(e);
+    const std::vector<float> got = dequant(b);
+    EXPECT_EQ(got[1], scale) << "e = " << e;        // code 1: 1 x scale
+    EXPECT_EQ(got[15], -12 * scale) << "e = " << e;  // code 15: -12 x scale
+  }
+}
+
 TEST(DequantHand, Q4_1) {
   BlockQ4_1 b;
   b.d = kHalfHalf;

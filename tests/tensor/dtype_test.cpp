@@ -34,7 +34,7 @@ constexpr Expected kExpected[] = {
     {DType::I32, 26, "I32", 1, 4, false},        {DType::I64, 27, "I64", 1, 8, false},
     {DType::F64, 28, "F64", 1, 8, false},        {DType::IQ1_M, 29, "IQ1_M", 256, 56, false},
     {DType::BF16, 30, "BF16", 1, 2, true},       {DType::TQ1_0, 34, "TQ1_0", 256, 54, false},
-    {DType::TQ2_0, 35, "TQ2_0", 256, 66, false}, {DType::MXFP4, 39, "MXFP4", 32, 17, false},
+    {DType::TQ2_0, 35, "TQ2_0", 256, 66, false}, {DType::MXFP4, 39, "MXFP4", 32, 17, true},
 };
 
 TEST(DType, TableMatchesGgml) {

@@ -55,6 +55,7 @@ Block as_block(const std::vector<uint8_t>& bytes, size_t index = 0) {
 
 TEST(Quantize, CanQuantizeTo) {
   for (DType t : kQuantizable) EXPECT_TRUE(can_quantize_to(t)) << dtype_name(t);
+  EXPECT_TRUE(can_quantize_to(DType::MXFP4));
   for (DType t : {DType::Q8_1, DType::Q2_K, DType::Q3_K, DType::Q8_K, DType::IQ4_NL, DType::I32, DType::F64}) {
     EXPECT_FALSE(can_quantize_to(t)) << dtype_name(t);
   }
@@ -69,6 +70,24 @@ TEST(QuantizeHand, Q8_0RoundsHalfAwayFromZero) {
   const int8_t want[] = {127, -4, 3, 0, -1, 1, -127, 2};
   for (int j = 0; j < 8; ++j) EXPECT_EQ(b.qs[j], want[j]) << j;
   for (int j = 8; j < 32; ++j) EXPECT_EQ(b.qs[j], 0) << j;
+}
+
+TEST(QuantizeHand, Mxfp4PicksTheExponentFromTheAbsmaxAndTheNearestCode) {
+  // absmax 5: floor(log2 5) = 2, so e = 2 - 2 + 127 = 127 and the scale is 2^-1; the codes' values are then
+  // 0 .5 1 1.5 2 3 4 6 (and negated). Ties go to the lower code: 2.5 is between 2 (code 4) and 3 (code 5) -> 4;
+  // -0.25 between 0 (code 0) and -0.5 (code 9) -> 0; 5 between 4 (code 6) and 6 (code 7) -> 6.
+  std::vector<float> x(32, 0.0f);
+  const float in[] = {5.0f, 2.5f, -0.25f, 1.4f, -3.1f, -5.0f, 0.74f, -0.76f};
+  std::copy(std::begin(in), std::end(in), x.begin());
+  const BlockMXFP4 b = as_block<BlockMXFP4>(quantize(DType::MXFP4, x));
+  EXPECT_EQ(b.e, 127);
+  const uint8_t want[] = {6, 4, 0, 3, 13, 14, 1, 10};
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(b.qs[j] & 0x0F, want[j]) << j;
+  for (int j = 8; j < 16; ++j) EXPECT_EQ(b.qs[j], 0) << j;
+  // A block of zeros: e = 0, every code 0.
+  const BlockMXFP4 z = as_block<BlockMXFP4>(quantize(DType::MXFP4, std::vector<float>(32, 0.0f)));
+  EXPECT_EQ(z.e, 0);
+  for (uint8_t q : z.qs) EXPECT_EQ(q, 0);
 }
 
 TEST(QuantizeHand, Q4_0MapsLargestMagnitudeToMinusEight) {
@@ -252,9 +271,21 @@ TEST(QuantizeRoundTrip, OneOutlierPerSuperBlock) {
   }
 }
 
+// MXFP4's robustness: its accuracy is E2M1's (1 mantissa bit, relative RMS error ~0.115 on llama.cpp's own
+// files), far from the bounds above, so it joins only the tests that any type must pass.
+constexpr DType kRobust[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
+                             DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4};
+
+TEST(QuantizeRoundTrip, Mxfp4OnGaussianWeightsWithinE2M1Accuracy) {
+  const std::vector<float> x = gaussian(256 * 64, 0.05f, 16);
+  const double err = relative_rms_error(x, round_trip(DType::MXFP4, x));
+  EXPECT_LT(err, 0.13);
+  EXPECT_GT(err, 0.05);  // a sanity check of the measure itself: 4 bits cannot do much better
+}
+
 TEST(QuantizeRoundTrip, ZerosAreExact) {
   const std::vector<float> x(512, 0.0f);
-  for (DType t : kQuantizable) {
+  for (DType t : kRobust) {
     const std::vector<float> y = round_trip(t, x);
     for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 0.0f) << dtype_name(t) << " at " << i;
   }
@@ -277,7 +308,7 @@ TEST(QuantizeRoundTrip, ScalesBelowHalfRangeStayFinite) {
   const std::vector<float> x = gaussian(1024, 1e-7f, 30);
   float amax = 0;
   for (float v : x) amax = std::max(amax, std::fabs(v));
-  for (DType t : kQuantizable) {
+  for (DType t : kRobust) {
     for (float y : round_trip(t, x)) {
       ASSERT_TRUE(std::isfinite(y)) << dtype_name(t);
       ASSERT_LE(std::fabs(y), 4 * amax) << dtype_name(t);
@@ -290,7 +321,7 @@ TEST(Quantize, BlocksAreIndependentAndNonFiniteInputIsSafe) {
   const std::vector<float> clean = gaussian(512, 1.0f, 40);
   const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(), 3.0e38f};
-  for (DType t : kQuantizable) {
+  for (DType t : kRobust) {
     const std::vector<uint8_t> want = quantize(t, clean);
     for (float s : specials) {
       std::vector<float> x = clean;

@@ -9,6 +9,7 @@ namespace kairo::kernels::cpu {
 
 inline constexpr int kActBlock = 32;
 inline constexpr int kTileTokens = 16;  // tokens per GEMM tile (AMX B tile: 16 columns of 4-byte groups)
+inline constexpr int kMxfp4ZeroPoint = 12;  // MXFP4 row tiles' values are stored + 12 (decode_avx512.h)
 
 // One token for the GEMV kernels. Lanes are the 4-byte groups that vpdpbusd sums into one int32. Zero-padded to a
 // multiple of 512 columns so kernels can read whole vectors past the last block.
@@ -18,10 +19,12 @@ struct ActQ8 {
   int8_t* q = nullptr;        // [n_pad] x / d rounded, in column order
   int32_t* sum4 = nullptr;    // [n_pad / 4] sum of each 4 consecutive q (a vpdpbusd lane; zero-point corrections)
   int32_t* bsum = nullptr;    // [n_pad / 32] sum of each block's q (zero-point corrections)
-  // [n_pad / 32] -8 / -128 x bsum: the zero-point corrections of Q4_0 / Q8_0 row tiles (values stored + 8 / + 128),
-  // ready for one broadcast load per block (computing them per block and token cost the kernels ~10 %).
+  // [n_pad / 32] -8 / -128 / -12 x bsum: the zero-point corrections of Q4_0 / Q8_0 / MXFP4 row tiles (values
+  // stored + 8 / + 128 / + 12), ready for one broadcast load per block (computing them per block and token cost the
+  // kernels ~10 %).
   int32_t* zero_point_q4 = nullptr;
   int32_t* zero_point_q8 = nullptr;
+  int32_t* zero_point_mxfp4 = nullptr;
   float* d = nullptr;         // [n_pad / 32] block scales
   float* s = nullptr;         // [n_pad / 32] float sums of x over each block (for weight mins)
 };
@@ -29,7 +32,7 @@ struct ActQ8 {
 inline int64_t act_q8_padded_cols(int64_t n_cols) { return (n_cols + 511) / 512 * 512; }
 inline size_t act_q8_bytes(int64_t n_cols) {
   const auto n = static_cast<size_t>(act_q8_padded_cols(n_cols));
-  return n + n + 5 * ((n / 32 * 4 + 63) / 64 * 64);  // q, sum4, bsum, zero_point_q4, zero_point_q8, d, s
+  return n + n + 6 * ((n / 32 * 4 + 63) / 64 * 64);  // q, sum4, bsum, the three zero points, d, s
 }
 inline ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
   ActQ8 a;
@@ -43,8 +46,9 @@ inline ActQ8 act_q8_layout(void* mem, int64_t n_cols) {
   a.bsum = reinterpret_cast<int32_t*>(p + 2 * n);
   a.zero_point_q4 = reinterpret_cast<int32_t*>(p + 2 * n + per_block);
   a.zero_point_q8 = reinterpret_cast<int32_t*>(p + 2 * n + 2 * per_block);
-  a.d = reinterpret_cast<float*>(p + 2 * n + 3 * per_block);
-  a.s = reinterpret_cast<float*>(p + 2 * n + 4 * per_block);
+  a.zero_point_mxfp4 = reinterpret_cast<int32_t*>(p + 2 * n + 3 * per_block);
+  a.d = reinterpret_cast<float*>(p + 2 * n + 4 * per_block);
+  a.s = reinterpret_cast<float*>(p + 2 * n + 5 * per_block);
   return a;
 }
 

@@ -52,6 +52,7 @@ void quantize_act_q8(const float* x, cpu::ActQ8& a) {
   for (int64_t b = 0; b < nb_pad; ++b) {
     a.zero_point_q4[b] = -8 * a.bsum[b];
     a.zero_point_q8[b] = -128 * a.bsum[b];
+    a.zero_point_mxfp4[b] = -cpu::kMxfp4ZeroPoint * a.bsum[b];
   }
 }
 

@@ -37,6 +37,22 @@ inline __m512 bytes16_ps(const uint8_t* p) {
   return _mm512_cvtepi32_ps(kSigned ? _mm512_cvtepi8_epi32(x) : _mm512_cvtepu8_epi32(x));
 }
 
+// MXFP4 row tiles: 16 E8M0 scale bytes at p (one per row) as the floats 2^(e - 128), exactly mxfp4_scale's
+// (e = 0 and 1 give the subnormals 2^-128 and 2^-127).
+inline __m512 e8m0_half16_ps(const uint8_t* p) {
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 is_normal = _mm512_cmpge_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(is_normal, subnormal, normal));
+}
+
+// vpshufb table from an MXFP4 code (a nibble) to its doubled E2M1 value + 12 (cpu::kMxfp4ZeroPoint), unsigned
+// (0..24) for vpdpbusd; the kernels start each block's dot at ActQ8::zero_point_mxfp4 to take the 12 back out.
+inline __m512i mxfp4_value_table() {
+  return _mm512_broadcast_i32x4(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+}
+
 // [a x8, b x8] from two halves (b may be absent: 0).
 inline __m512 half_pair_lanes(const uint8_t* pa, const uint8_t* pb) {
   const uint32_t v = load_u16(pa) | (pb != nullptr ? load_u16(pb) << 16 : 0u);

@@ -93,6 +93,44 @@ void row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) 
   for (int t = 0; t < kTiles; ++t) _mm512_storeu_ps(y + 16 * t, acc[t]);
 }
 
+// MXFP4: as the Q4_0 kernel, but each nibble is a code that one vpshufb maps to its doubled E2M1 value + 12
+// (unsigned), the dot starts at -12 x the activations' block sum, and the scale is the E8M0 byte's 2^(e - 128).
+template <int kTiles>
+void mxfp4_row_tile_gemv(const MatrixView& w, const ActQ8& a, int64_t tile, float* y) {
+  constexpr int kValueBytes = 256;
+  const int64_t n_blocks = w.n_cols / 32;
+  const int64_t tile_bytes = kPackTileRows * static_cast<int64_t>(w.row_bytes);
+  const uint8_t* values = row_tile_base(w, tile);
+  const uint8_t* scales = values + n_blocks * kValueBytes;
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i table = mxfp4_value_table();
+  __m512 acc[kTiles];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int8_t* aq = a.q + 32 * b;
+    __m512i act[8];
+    for (int k = 0; k < 8; ++k) act[k] = broadcast4(aq + 4 * k);
+    const __m512i zero_point = _mm512_set1_epi32(a.zero_point_mxfp4[b]);
+    const __m512 ad = _mm512_set1_ps(a.d[b]);
+    for (int t = 0; t < kTiles; ++t) {
+      const uint8_t* v = values + t * tile_bytes + b * kValueBytes;
+      for (int l = 0; l < kValueBytes; l += 64)
+        prefetch_ahead<kTiles>(values + t * tile_bytes, b * kValueBytes + l, tile_bytes);
+      __m512i dot = zero_point;
+      for (int s = 0; s < 4; ++s) {
+        const __m512i z = _mm512_loadu_si512(v + 64 * s);
+        const __m512i lo = _mm512_shuffle_epi8(table, _mm512_and_si512(z, m4));
+        const __m512i hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(z, 4), m4));
+        dot = _mm512_dpbusd_epi32(dot, lo, act[2 * s]);
+        dot = _mm512_dpbusd_epi32(dot, hi, act[2 * s + 1]);
+      }
+      const __m512 c = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), ad);
+      acc[t] = _mm512_fmadd_ps(c, e8m0_half16_ps(scales + t * tile_bytes + 16 * b), acc[t]);
+    }
+  }
+  for (int t = 0; t < kTiles; ++t) _mm512_storeu_ps(y + 16 * t, acc[t]);
+}
+
 // Q4_K: per 32-value sub-block b the dot of its nibbles (no zero point), then acc = fma(c_b, d * sc_b, acc) and the
 // min term's slot b % 16 = fma(-(dmin * m_b), s_b, slot): the contract's order, 16 rows in lanes (the slot index is
 // a constant per super-block pair). kTiles tiles share the activation loads.
@@ -196,6 +234,7 @@ constexpr int kQ6_KTiles = 2;
 
 template <int kTiles> struct Q4_0Kernel { static constexpr auto run = row_tile_gemv<true, kTiles>; };
 template <int kTiles> struct Q8_0Kernel { static constexpr auto run = row_tile_gemv<false, kTiles>; };
+template <int kTiles> struct MXFP4Kernel { static constexpr auto run = mxfp4_row_tile_gemv<kTiles>; };
 template <int kTiles> struct Q4_KKernel { static constexpr auto run = q4_k_row_tile_gemv<kTiles>; };
 template <int kTiles> struct Q6_KKernel { static constexpr auto run = q6_k_row_tile_gemv<kTiles>; };
 
@@ -205,6 +244,7 @@ RowTileGemvFn row_tile_gemv_kernel(uint32_t packing) {
   switch (packing) {
     case kPackQ4_0Rows16: return row_tiles_gemv<Q4_0Kernel, 4>;
     case kPackQ8_0Rows16: return row_tiles_gemv<Q8_0Kernel, 4>;
+    case kPackMXFP4Rows16: return row_tiles_gemv<MXFP4Kernel, 4>;
     case kPackQ4_KRows16: return row_tiles_gemv<Q4_KKernel, kQ4_KTiles>;
     case kPackQ6_KRows16: return row_tiles_gemv<Q6_KKernel, kQ6_KTiles>;
     default: return nullptr;

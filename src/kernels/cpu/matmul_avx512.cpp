@@ -270,12 +270,13 @@ void gemm_amx_row_tiles_bf16(const RowTileSet& set, const float* x, int64_t n_to
 
 void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, bool use_amx) {
   if (n_tokens <= 0 || w.n_rows <= 0) return;
-  if (w.n_cols % 32 != 0 || !has_gemm(w.dtype)) return matmul_float(w, x, y, n_tokens, pool);
+  const bool row_tiles = is_row_tile_packing(w.packing);
+  if (w.n_cols % 32 != 0 || !(has_gemm(w.dtype) || row_tiles)) return matmul_float(w, x, y, n_tokens, pool);
   if (n_tokens == 1) return gemv(w, x, y, pool);
-  if (is_row_tile_packing(w.packing) && n_tokens <= max_row_tile_tokens(w.packing))
+  if (row_tiles && n_tokens <= max_row_tile_tokens(w.packing))
     return gemv_row_tiles_tokens(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
   if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
-  if (!use_amx && is_row_tile_packing(w.packing))
+  if (row_tiles && (!use_amx || !has_tile_gemm(w.packing)))
     return row_tiles_in_chunks(RowTileSet{&w, &y, 1}, x, n_tokens, max_row_tile_tokens(w.packing), pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
 }
@@ -284,13 +285,13 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
 // matmul gives; anything they do not cover goes weight by weight.
 void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                               ThreadPool& pool, bool use_amx) {
-  bool row_tiles = n_tokens > 0 && n_mats > 0, legacy = true;
+  bool row_tiles = n_tokens > 0 && n_mats > 0, legacy = true, tile_gemm = true;
   int64_t max_tokens = kMaxRowTileTokens;
   for (int i = 0; i < n_mats && row_tiles; ++i) {
     const MatrixView& w = ws[i];
-    row_tiles = w.n_rows > 0 && w.n_cols == ws[0].n_cols && w.n_cols % 32 == 0 && has_gemm(w.dtype) &&
-                is_row_tile_packing(w.packing);
+    row_tiles = w.n_rows > 0 && w.n_cols == ws[0].n_cols && w.n_cols % 32 == 0 && is_row_tile_packing(w.packing);
     legacy = legacy && is_legacy_row_tile_packing(w.packing);
+    tile_gemm = tile_gemm && has_tile_gemm(w.packing);
     if (row_tiles) max_tokens = std::min(max_tokens, max_row_tile_tokens(w.packing));
   }
   const RowTileSet set{ws, ys, n_mats};
@@ -302,7 +303,7 @@ void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, 
   }
   if (row_tiles && n_tokens <= max_tokens) return gemv_row_tiles_tokens(set, x, n_tokens, pool);
   if (row_tiles && legacy && use_amx) return gemm_amx_row_tiles(set, x, n_tokens, pool);
-  if (row_tiles && !use_amx && n_mats <= kMaxChunkedMats)
+  if (row_tiles && (!use_amx || !tile_gemm) && n_mats <= kMaxChunkedMats)
     return row_tiles_in_chunks(set, x, n_tokens, max_tokens, pool);
   for (int i = 0; i < n_mats; ++i) matmul_impl(ws[i], x, ys[i], n_tokens, pool, use_amx);
 }
@@ -313,7 +314,7 @@ constexpr int64_t kMinRelaxedTokens = 17;
 
 bool relaxed_eligible(const MatrixView& w, int64_t n_cols) {
   const bool float_rows = w.packing == kPackNone && (w.dtype == DType::F16 || w.dtype == DType::BF16 || w.dtype == DType::F32);
-  return w.n_rows > 0 && w.n_cols == n_cols && w.n_cols % 32 == 0 && (is_row_tile_packing(w.packing) || float_rows);
+  return w.n_rows > 0 && w.n_cols == n_cols && w.n_cols % 32 == 0 && (has_tile_gemm(w.packing) || float_rows);
 }
 
 }  // namespace

@@ -37,21 +37,30 @@ namespace kairo::kernels::avx512 {
 // Q6_K (3360 bytes = 16 x 210, as GGUF) per 16-value sub-block 192 bytes: 128 of low nibbles (byte 64t + 4r + i:
 // value 8t + i low, 8t + 4 + i high) and 64 of high bit pairs (byte 4r + i, bits 2k..2k+1: value 4k + i), then
 // d[16] (f16) and sc[16][16] (int8). row_bytes is the tile's bytes / 16 (Q4_K: 148 per super-block).
+//
+// MXFP4 row tiles keep the Q4_0 tile layout for the codes (256 bytes per block: byte 64s + 4r + i = code of value
+// 8s + i of row r in the low nibble, of value 8s + 4 + i in the high one), then the E8M0 scale bytes of every
+// block ([block][16 rows], 16 bytes); the kernels map codes to values with one vpshufb (mxfp4_value_table). They
+// have their GEMV and multi-token kernels and no AMX GEMM: many tokens run the multi-token kernels in chunks on
+// every AVX-512 CPU.
 enum Packing : uint32_t {
   kPackNone = 0,
   kPackQ4_0Rows16 = 5,
   kPackQ8_0Rows16 = 6,
   kPackQ4_KRows16 = 7,
   kPackQ6_KRows16 = 8,
+  kPackMXFP4Rows16 = 9,
 };
 inline constexpr int kPackTileRows = 16;
 inline constexpr int64_t kPackQ4_KSuperBytes = 2368;
 inline constexpr int64_t kPackQ6_KSuperBytes = 3360;
-inline bool is_row_tile_packing(uint32_t packing) { return packing >= kPackQ4_0Rows16 && packing <= kPackQ6_KRows16; }
+inline bool is_row_tile_packing(uint32_t packing) { return packing >= kPackQ4_0Rows16 && packing <= kPackMXFP4Rows16; }
 // The legacy row tiles, whose blocks the AMX GEMM multiplies in place.
 inline bool is_legacy_row_tile_packing(uint32_t packing) {
   return packing == kPackQ4_0Rows16 || packing == kPackQ8_0Rows16;
 }
+// Row tiles that the AMX GEMMs (and the unpacking for the VNNI GEMM) read: every layout but MXFP4's.
+inline bool has_tile_gemm(uint32_t packing) { return is_row_tile_packing(packing) && packing != kPackMXFP4Rows16; }
 // Bytes of one block's values for the 16 rows of a legacy tile.
 inline int64_t row_tile_value_bytes(uint32_t packing) { return packing == kPackQ4_0Rows16 ? 256 : 512; }
 inline const uint8_t* row_tile_base(const MatrixView& w, int64_t tile) {
@@ -79,6 +88,7 @@ RowTileTokensFn row_tile_tokens_kernel(uint32_t packing);
 // 12 about even, 16 2.2 / 1.7 (bench batch decode: 10 sequences +4-8 %, 12 -5 %); the K-quants, which the AMX path
 // must first unpack, Q4_K 8 tokens 1.25 / 3.4, 16 2.5 / 3.5, 32 5.5 / 6.2 and Q6_K 8 tokens 1.85 / 4.9-5.6, 16 3.8 /
 // 4.8, 32 7.8 / 8.1.
+// MXFP4 (no AMX path) takes the K-quants' 32.
 inline int64_t max_row_tile_tokens(uint32_t packing) { return is_legacy_row_tile_packing(packing) ? 10 : 32; }
 inline constexpr int64_t kMaxRowTileTokens = 32;  // the largest max_row_tile_tokens
 

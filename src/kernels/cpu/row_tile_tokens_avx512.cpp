@@ -1,4 +1,4 @@
-// A few tokens (2 to kMaxRowTileTokens) times a row tile (Q4_0, Q8_0, Q4_K, Q6_K; Packing in quant_matmul.h) with
+// A few tokens (2 to kMaxRowTileTokens) times a row tile (Q4_0, Q8_0, MXFP4, Q4_K, Q6_K; Packing in quant_matmul.h) with
 // VNNI: each block's 16-row values (and scales) are loaded and decoded once and multiplied by every token, where
 // one GEMV pass per token decoded them again each time. Per token and row the arithmetic is the row-tile GEMV's
 // (gemv_row_tiles_avx512.cpp; the batch-invariance contract, quant_matmul.h): the same integer dots, then the same
@@ -62,6 +62,40 @@ void row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y
     __m512i dot[kTok];
 #pragma GCC unroll 8
     for (int t = 0; t < kTok; ++t) dot[t] = _mm512_set1_epi32((kQ4 ? a[t].zero_point_q4 : a[t].zero_point_q8)[b]);
+    token_dots<kTok, 8>(wv, a, 32 * b, dot);
+#pragma GCC unroll 8
+    for (int t = 0; t < kTok; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_set1_ps(a[t].d[b])), dw, acc[t]);
+  }
+  for (int t = 0; t < kTok; ++t) _mm512_storeu_ps(y + t * y_stride, acc[t]);
+}
+
+// MXFP4: the Q4_0 kernel's loop with the codes mapped to values + 12 by one vpshufb, dots starting at -12 x the
+// block sum and the E8M0 scales, as mxfp4_row_tile_gemv.
+template <int kTok>
+void mxfp4_row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, float* y, int64_t y_stride) {
+  constexpr int kValueBytes = 256;
+  const int64_t n_blocks = w.n_cols / 32;
+  const uint8_t* values = row_tile_base(w, tile);
+  const uint8_t* scales = values + n_blocks * kValueBytes;
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i table = mxfp4_value_table();
+  __m512 acc[kTok];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* v = values + b * kValueBytes;
+    for (int l = 0; l < kValueBytes; l += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(v + l + kPrefetchBytes), _MM_HINT_T0);
+    __m512i wv[8];
+    for (int s = 0; s < 4; ++s) {
+      const __m512i z = _mm512_loadu_si512(v + 64 * s);
+      wv[2 * s] = _mm512_shuffle_epi8(table, _mm512_and_si512(z, m4));
+      wv[2 * s + 1] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(z, 4), m4));
+    }
+    const __m512 dw = e8m0_half16_ps(scales + 16 * b);
+    __m512i dot[kTok];
+#pragma GCC unroll 8
+    for (int t = 0; t < kTok; ++t) dot[t] = _mm512_set1_epi32(a[t].zero_point_mxfp4[b]);
     token_dots<kTok, 8>(wv, a, 32 * b, dot);
 #pragma GCC unroll 8
     for (int t = 0; t < kTok; ++t)
@@ -163,6 +197,7 @@ void q6_k_row_tile_tokens(const MatrixView& w, const ActQ8* a, int64_t tile, flo
 
 template <int kTok> struct Q4_0Kernel { static constexpr auto run = row_tile_tokens<true, kTok>; };
 template <int kTok> struct Q8_0Kernel { static constexpr auto run = row_tile_tokens<false, kTok>; };
+template <int kTok> struct MXFP4Kernel { static constexpr auto run = mxfp4_row_tile_tokens<kTok>; };
 template <int kTok> struct Q4_KKernel { static constexpr auto run = q4_k_row_tile_tokens<kTok>; };
 template <int kTok> struct Q6_KKernel { static constexpr auto run = q6_k_row_tile_tokens<kTok>; };
 
@@ -189,6 +224,7 @@ RowTileTokensFn row_tile_tokens_kernel(uint32_t packing) {
   switch (packing) {
     case kPackQ4_0Rows16: return row_tile_tokens_passes<Q4_0Kernel>;
     case kPackQ8_0Rows16: return row_tile_tokens_passes<Q8_0Kernel>;
+    case kPackMXFP4Rows16: return row_tile_tokens_passes<MXFP4Kernel>;
     case kPackQ4_KRows16: return row_tile_tokens_passes<Q4_KKernel>;
     case kPackQ6_KRows16: return row_tile_tokens_passes<Q6_KKernel>;
     default: return nullptr;

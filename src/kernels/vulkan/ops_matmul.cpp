@@ -26,6 +26,7 @@ const char* type_suffix(DType t) {
     case DType::Q4_K: return "q4_k";
     case DType::Q5_K: return "q5_k";
     case DType::Q6_K: return "q6_k";
+    case DType::MXFP4: return "mxfp4";
     default: return nullptr;
   }
 }
@@ -56,7 +57,7 @@ Result<std::vector<DeviceMatrix>> VulkanDevice::upload_matrices(std::span<const 
   for (const MatrixView& v : host) {
     if (type_suffix(v.dtype) == nullptr) {
       return Error{"vulkan: weight type " + std::string(dtype_name(v.dtype)) +
-                   " has no Vulkan kernel (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K): "
+                   " has no Vulkan kernel (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K MXFP4): "
                    "requantize the model (kairo quantize) or run it on the CPU"};
     }
     // The kernels work in 32-value blocks, a float row's last one possibly partial, so the batch-invariant
@@ -66,7 +67,7 @@ Result<std::vector<DeviceMatrix>> VulkanDevice::upload_matrices(std::span<const 
                    " columns: the Vulkan kernels need an even number; run this model on the CPU"};
     }
     assert(v.packing == 0 && "pass the GGUF-layout view, not a CPU backend's packed copy");
-    assert(v.row_bytes >= row_bytes(v.dtype, v.n_cols) && v.row_bytes % 2 == 0);
+    assert(v.row_bytes >= row_bytes(v.dtype, v.n_cols) && (v.row_bytes % 2 == 0 || v.dtype == DType::MXFP4));
     const uint64_t limit = ctx_->max_allocation();
     if (v.row_bytes > limit) {
       return Error{"vulkan: one weight row of " + std::to_string(v.row_bytes) + " bytes exceeds the " +

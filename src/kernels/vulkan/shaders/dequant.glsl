@@ -2,7 +2,8 @@
 // declares `W`, a readonly uint[] storage buffer holding whole rows (GGUF layout), and `pc.n_cols`: a float row's
 // last block may be partial (the demo model's FFN is 172 wide), and its values past the row's end are 0. Bytes are read from 32-bit words
 // with shifts so no 8/16-bit storage feature is needed. Every block field sits at an even byte offset (block sizes
-// and field offsets are even), so 16-bit reads never straddle words and 32-bit reads straddle at most two.
+// and field offsets are even), so 16-bit reads never straddle words and 32-bit reads straddle at most two; MXFP4's
+// 17-byte blocks are the exception and are read byte by byte.
 //
 // The values are assigned through `precise` temporaries: the driver may then not fuse d * q - m differently in the
 // matmul variants (tokens per workgroup 1 and 8) that must agree bit for bit.
@@ -172,6 +173,20 @@ void decode_block(uint rb, uint b, out float v[32]) {
       precise float x = (l < 16u ? ds0 : ds1) * float(int(q) - 32);
       v[l] = x;
     }
+  }
+#elif defined(WTYPE_MXFP4)
+  // 17-byte blocks (E8M0 scale byte, then 16 bytes of code nibbles as Q4_0's): blocks start at any byte, so only
+  // byte reads. The value is the doubled E2M1 value of the code times 2^(e - 128) (tensor/blocks.h), exact.
+  const int kValues[16] = int[16](0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+  uint a = rb + b * 17u;
+  uint e = rd8(a);
+  float d = uintBitsToFloat(e < 2u ? (0x00200000u << e) : ((e - 1u) << 23));
+  for (uint i = 0u; i < 16u; ++i) {
+    uint byte = rd8(a + 1u + i);
+    precise float lo = d * float(kValues[byte & 15u]);
+    precise float hi = d * float(kValues[byte >> 4]);
+    v[i] = lo;
+    v[i + 16u] = hi;
   }
 #else
 #error "define one WTYPE_*"
