@@ -26,9 +26,11 @@ struct Case {
   nlohmann::ordered_json json;
 };
 
-std::vector<Case> load_cases() {
+// expected.json: the shared reference renders; families.json: the newer families' templates (Qwen3's thinking
+// switch and reasoning_content, gpt-oss's harmony channels and reasoning effort), rendered by render_families.py.
+std::vector<Case> load_cases(const char* file = "expected.json") {
   std::vector<Case> out;
-  std::ifstream f(kDir + "expected.json");
+  std::ifstream f(kDir + file);
   if (!f) return out;
   auto all = nlohmann::ordered_json::parse(f);
   for (const auto& c : all["cases"]) {
@@ -69,6 +71,10 @@ TEST_P(ChatTemplateCase, RendersLikeJinja2) {
 
 INSTANTIATE_TEST_SUITE_P(HuggingFace, ChatTemplateCase, ::testing::ValuesIn(load_cases()),
                          [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Families, ChatTemplateCase, ::testing::ValuesIn(load_cases("families.json")),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(ChatTemplates, FamiliesJsonHasAllCases) { EXPECT_EQ(load_cases("families.json").size(), 11u); }
 
 TEST(ChatTemplates, ApplyChatTemplateMatchesFullContextRender) {
   // The chat-level helper must build the same variables expected.json's contexts hold.
