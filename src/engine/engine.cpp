@@ -64,6 +64,7 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
                            static_cast<long long>(n_blocks), config.block_size, config.max_model_len,
                            static_cast<long long>(min_blocks))};
   }
+  model.set_context_length(config.max_model_len);  // long-context rope picks its factors by it
   // +1: block 0 is the reserved null block.
   KAIRO_TRY_ASSIGN(model::KvStorage storage,
                    model::KvStorage::create(model.shared_device(), c, n_blocks + 1, config.block_size, config.kv_dtype));

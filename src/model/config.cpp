@@ -59,7 +59,7 @@ Status read_yarn(const gguf::File& f, const std::string& a, ModelConfig& c) {
   return {};
 }
 
-Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig& c) {
+Status read_rope_scaling_type(const gguf::File& f, const std::string& a, ModelConfig& c) {
   std::string type = "none";
   KAIRO_TRY_ASSIGN(type, f.get_string_or(a + ".rope.scaling.type", "none"));
   if (type == "none") return {};
@@ -76,6 +76,22 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
   return Error{strprintf("%s: rope scaling type '%s' is not supported (supported: none, linear, yarn); use a model "
                          "without %s.rope.scaling.type or convert it with linear scaling",
                          f.path().c_str(), type.c_str(), a.c_str())};
+}
+
+// The scaling type, then what applies to any type, as llama.cpp reads it: rope.scaling.attn_factor multiplies cos
+// and sin on every layer (phi3's long-context files carry sqrt(1 + ln(scale) / ln(original context)) there), and
+// rope.scaling.original_context_length is the context the long-rope factors switch at (ModelWeights).
+Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  KAIRO_TRY_STATUS(read_rope_scaling_type(f, a, c));
+  KAIRO_TRY_ASSIGN(const double attn_factor, f.get_float_or(a + ".rope.scaling.attn_factor", 1.0));
+  if (!(attn_factor > 0.0) || attn_factor > 16.0) {
+    return Error{strprintf("%s: %s.rope.scaling.attn_factor is %g, expected a value in (0, 16]", f.path().c_str(),
+                           a.c_str(), attn_factor)};
+  }
+  c.rope.mscale *= static_cast<float>(attn_factor);
+  KAIRO_TRY_ASSIGN(const uint64_t n_ctx_orig, f.get_uint_or(a + ".rope.scaling.original_context_length", 0));
+  c.rope_original_context = static_cast<int64_t>(std::min<uint64_t>(n_ctx_orig, uint64_t{1} << 40));
+  return {};
 }
 
 // <arch>.expert_count / expert_used_count / expert_feed_forward_length (the expert width defaults to the dense
@@ -152,6 +168,7 @@ std::string describe_shape(const ModelConfig& c) {
                  c.rope.style == kernels::RopeStyle::Neox ? "NEOX" : "normal", c.rope.freq_base);
   if (c.rope.freq_scale != 1.0f) s += strprintf(" (linear scaling x%g)", 1.0 / c.rope.freq_scale);
   if (!c.yarn_freq_factors.empty()) s += strprintf(" (YaRN, magnitude x%g)", c.rope.mscale);
+  else if (c.rope.mscale != 1.0f) s += strprintf(" (magnitude x%g)", c.rope.mscale);
   if (c.qkv_bias) s += ", QKV bias";
   if (c.qk_norm) s += ", Q/K norm";
   if (c.sliding_window > 0) {

@@ -34,10 +34,14 @@ struct ModelConfig {
   // YaRN rope scaling (<arch>.rope.scaling.type = yarn): [n_rot / 2] per-pair frequency divisors blending the
   // interpolated and the original frequency (rope.mscale holds its magnitude correction); empty otherwise.
   std::vector<float> yarn_freq_factors;
+  // <arch>.rope.scaling.original_context_length (0: absent): phi3's long-rope factors switch from the short to the
+  // long set for contexts above it (ModelWeights::rope_factors_long).
+  int64_t rope_original_context = 0;
   bool qkv_bias = false;     // qwen2
   bool qk_norm = false;      // qwen3: per-head RMS norm of Q and K before rope
   bool fused_qkv = false;        // phi3: one attn_qkv tensor (Q, K, V rows), split at load
   bool fused_gate_up = false;    // phi3: ffn_up holds the gate rows then the up rows, split at load
+  bool long_rope = false;        // phi3: rope_factors_long / rope_factors_short may be present
   // The gemma family (ArchSpec::gemma) and sliding-window attention.
   float embed_scale = 0;         // > 0: token embeddings multiplied by it (gemma: sqrt(dim))
   bool post_norms = false;       // post_attention_norm / post_ffw_norm on each sub-block's output

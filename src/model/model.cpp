@@ -122,4 +122,10 @@ void Model::forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std
   decoder_forward(config_, weights_, batch, kv, buffers, logits, pool);
 }
 
+void Model::set_context_length(int64_t n_tokens) {
+  if (weights_.rope_factors_long == nullptr) return;
+  weights_.rope_freq_factors =
+      n_tokens > config_.rope_original_context ? weights_.rope_factors_long : weights_.rope_factors_short;
+}
+
 }  // namespace kairo::model

@@ -32,6 +32,11 @@ class Model {
   kernels::Device& device() const { return *device_; }
   const std::shared_ptr<kernels::Device>& shared_device() const { return device_; }
 
+  // The longest sequence this model will run (the engine's max-model-len). Long-context rope (phi3) picks its
+  // factor set from it, as llama.cpp does from n_ctx per sequence; until called, the model's full context counts.
+  // Call before the first step: KV written under one set does not fit the other.
+  void set_context_length(int64_t n_tokens);
+
   // Runs one step on `buffers` (of this model's device; see StepBuffers). Writes K/V of every token into its slot,
   // and logits for batch.logits_rows into `logits` ([logits_rows.size(), n_vocab], resized). One step at a time
   // per device: a device records one step at a time.

@@ -123,6 +123,23 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
     KAIRO_TRY_ASSIGN(VectorSpan factors, b.vec("rope_freqs.weight", c.rope.n_rot / 2));
     w.rope_freq_factors = factors.host<const float>();
   }
+  const bool has_long = file.find_tensor("rope_factors_long.weight") != nullptr;
+  const bool has_short = file.find_tensor("rope_factors_short.weight") != nullptr;
+  if (c.long_rope && (has_long || has_short)) {
+    if (!has_long || !has_short || w.rope_freq_factors != nullptr || !c.yarn_freq_factors.empty() ||
+        c.rope_original_context <= 0) {
+      return Error{strprintf("%s: long-context rope needs both rope_factors_long and rope_factors_short, "
+                             "%s.rope.scaling.original_context_length, and no other rope scaling (rope_freqs, YaRN); "
+                             "the file has long %s, short %s, original context %lld",
+                             file.path().c_str(), c.arch.c_str(), has_long ? "yes" : "no", has_short ? "yes" : "no",
+                             static_cast<long long>(c.rope_original_context))};
+    }
+    KAIRO_TRY_ASSIGN(VectorSpan long_factors, b.vec("rope_factors_long.weight", c.rope.n_rot / 2));
+    KAIRO_TRY_ASSIGN(VectorSpan short_factors, b.vec("rope_factors_short.weight", c.rope.n_rot / 2));
+    w.rope_factors_long = long_factors.host<const float>();
+    w.rope_factors_short = short_factors.host<const float>();
+    w.rope_freq_factors = c.context_length > c.rope_original_context ? w.rope_factors_long : w.rope_factors_short;
+  }
   w.layers.resize(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights& L = w.layers[static_cast<size_t>(l)];

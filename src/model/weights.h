@@ -47,6 +47,12 @@ struct ModelWeights {
   // [n_rot / 2] rope frequency factors (llama-3 rope scaling, the rope_freqs tensor) or null. Host memory (the file
   // mapping) on every device: rope angles are computed on the host side (kernels::RopeParams::freq_factors).
   const float* rope_freq_factors = nullptr;
+  // phi3's long-context rope (rope_factors_long / rope_factors_short, [n_rot / 2] each, or both null): the forward
+  // uses rope_freq_factors, which points at the long set when the context the model runs at (Model::
+  // set_context_length, by default the model's full context) exceeds rope.scaling.original_context_length, else at
+  // the short one (llama.cpp's choice by n_ctx per sequence).
+  const float* rope_factors_long = nullptr;
+  const float* rope_factors_short = nullptr;
   std::vector<LayerWeights> layers;
   uint64_t n_bytes = 0;              // bytes of all bound tensors
   uint64_t n_params = 0;

@@ -21,6 +21,8 @@ struct ArchSpec {
   // ffn_up = gate‖up rows (phi3).
   bool fused_qkv = false;
   bool fused_gate_up = false;
+  // Long-context rope (phi3's 128k files): rope_factors_long / rope_factors_short, chosen by the context length.
+  bool long_rope = false;
   // The gemma family: token embeddings scaled by sqrt(dim), a GELU (tanh) gated feed-forward, and an RMS norm on the
   // output of each sub-block (post_attention_norm, post_ffw_norm) before it joins the residual.
   bool gemma = false;

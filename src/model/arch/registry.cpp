@@ -38,6 +38,7 @@ void apply_arch_traits(ModelConfig& c) {
   c.qk_norm = spec->qk_norm;
   c.fused_qkv = spec->fused_qkv;
   c.fused_gate_up = spec->fused_gate_up;
+  c.long_rope = spec->long_rope;
   c.post_norms = spec->gemma;
   c.ffn_act = spec->gemma ? FfnActivation::GeluTanh : spec->swiglu_oai ? FfnActivation::SwigluOai
                                                                       : FfnActivation::Silu;
