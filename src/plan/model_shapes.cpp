@@ -96,7 +96,7 @@ Result<DType> parse_weights_dtype(const std::string& name) {
   const auto t = dtype_from_name(name);
   if (!t || !dtype_info(*t).supported) {
     return Error{strprintf("--weights-dtype %s is not a type kairo computes with; use one of f32, f16, bf16, q8_0, "
-                           "q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k",
+                           "q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k, mxfp4",
                            quote_for_error(name).c_str())};
   }
   return *t;
