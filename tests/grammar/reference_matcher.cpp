@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "tokenizer/utf8.h"
+
 namespace kairo::grammar::testing {
 namespace {
 
@@ -183,23 +185,7 @@ class Sampler {
 
 std::string encode_utf8(const std::u32string& s) {
   std::string out;
-  for (uint32_t cp : s) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
+  for (uint32_t cp : s) tokenizer::append_utf8(cp, out);
   return out;
 }
 
