@@ -64,7 +64,7 @@ class SinkImpl final : public ResponseSink {
 }  // namespace
 
 Session::Session(tcp::socket socket, std::shared_ptr<SharedState> shared)
-    : stream_(std::move(socket)), shared_(std::move(shared)) {
+    : shared_(std::move(shared)), stream_(std::move(socket)) {
   shared_->n_connections.fetch_add(1);
   beast::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);

@@ -88,8 +88,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string format_head(int status, const std::string& content_type, const HeaderList& headers,
                           std::optional<size_t> content_length) const;
 
-  beast::tcp_stream stream_;
+  // Declared before the stream so it is destroyed after it: when a route's sink outlives the server, this session
+  // holds the last reference to the shared state, and the stream's timer must be torn down while its io_context
+  // still exists.
   std::shared_ptr<SharedState> shared_;
+  beast::tcp_stream stream_;
   uint64_t id_ = 0;
   std::string remote_;
   beast::flat_buffer buffer_;
