@@ -10,6 +10,7 @@ packages=(
   # The Vulkan backend: loader + headers, the GLSL -> SPIR-V compiler, Mesa's drivers (lavapipe runs Vulkan on the
   # CPU, so the backend's tests run on any machine; radv/anv drive AMD/Intel GPUs) and the Khronos validation layer.
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
+  python3-jsonschema               # the independent validator of the JSON Schema grammar tests (tests/grammar)
 )
 # Node.js + npm run the end-to-end test with the official `openai` client (the package itself comes from npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/format.h"
+#include "grammar/codepoint_ranges.h"
 
 namespace kairo::grammar {
 namespace {
@@ -17,28 +18,6 @@ AstNode make_node(AstNode::Kind kind, int line) {
 
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-}
-
-// Sorted, merged ranges; `negated` complements them over all code points.
-std::vector<CodepointRange> normalize_ranges(std::vector<CodepointRange> ranges, bool negated) {
-  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
-  std::vector<CodepointRange> merged;
-  for (const auto& r : ranges) {
-    if (!merged.empty() && r.lo <= merged.back().hi + 1) {
-      merged.back().hi = std::max(merged.back().hi, r.hi);
-    } else {
-      merged.push_back(r);
-    }
-  }
-  if (!negated) return merged;
-  std::vector<CodepointRange> complement;
-  uint32_t next = 0;
-  for (const auto& r : merged) {
-    if (r.lo > next) complement.push_back({next, r.lo - 1});
-    next = r.hi + 1;
-  }
-  if (next <= kMaxCodepoint) complement.push_back({next, kMaxCodepoint});
-  return complement;
 }
 
 class Parser {
@@ -282,7 +261,8 @@ class Parser {
       ranges.push_back({lo, hi});
     }
     ++pos_;  // ']'
-    node.ranges = normalize_ranges(std::move(ranges), negated);
+    node.ranges = normalize_ranges(std::move(ranges));
+    if (negated) node.ranges = complement_ranges(node.ranges);
     return node;
   }
 
