@@ -65,20 +65,30 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
                            static_cast<long long>(min_blocks))};
   }
   model.set_context_length(config.max_model_len);  // long-context rope picks its factors by it
+  const int64_t n_window_blocks =
+      c.n_windowed_layers() > 0 && !config.keep_windowed_kv
+          ? std::min(n_blocks, kv::window_group_blocks(c.sliding_window, config.block_size,
+                                                       config.scheduler.max_num_seqs,
+                                                       config.scheduler.max_num_batched_tokens))
+          : 0;
   // +1: block 0 is the reserved null block.
   KAIRO_TRY_ASSIGN(model::KvStorage storage,
-                   model::KvStorage::create(model.shared_device(), c, n_blocks + 1, config.block_size, config.kv_dtype));
-  return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks));
+                   model::KvStorage::create(model.shared_device(), c, n_blocks + 1, config.block_size, config.kv_dtype,
+                                            n_window_blocks > 0 ? n_window_blocks + 1 : 0));
+  return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks, n_window_blocks));
 }
 
 Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config,
-               model::KvStorage storage, int64_t n_blocks)
+               model::KvStorage storage, int64_t n_blocks, int64_t n_window_blocks)
     : model_(model),
       tokenizer_(tokenizer),
       config_(config),
       n_blocks_(n_blocks),
+      n_window_blocks_(n_window_blocks),
       storage_(std::move(storage)),
-      kv_(kv::KVCacheConfig{static_cast<int32_t>(n_blocks + 1), config.block_size, config.enable_prefix_caching}),
+      kv_(kv::KVCacheConfig{static_cast<int32_t>(n_blocks + 1), config.block_size, config.enable_prefix_caching,
+                            kv::hash_block_tokens, n_window_blocks > 0 ? model.config().sliding_window : 0,
+                            static_cast<int32_t>(n_window_blocks > 0 ? n_window_blocks + 1 : 0)}),
       pool_(config.n_threads > 0 ? config.n_threads : ThreadPool::available_cores()),
       scheduler_(config.scheduler, kv_),
       runner_(model_, storage_, kv_, pool_) {
@@ -101,11 +111,18 @@ Engine::~Engine() {
 
 std::string Engine::memory_summary() const {
   const int ctx = config_.max_model_len;
-  return strprintf("KV cache: %lld tokens (%s, %s, %lld blocks of %d), max concurrency %.1f at context %d",
-                   static_cast<long long>(kv_capacity_tokens()), human_bytes(kv_bytes()).c_str(),
-                   std::string(dtype_name(config_.kv_dtype)).c_str(), static_cast<long long>(n_blocks_),
-                   config_.block_size,
-                   static_cast<double>(n_blocks_) / static_cast<double>(blocks_for(ctx, config_.block_size)), ctx);
+  std::string s = strprintf("KV cache: %lld tokens (%s, %s, %lld blocks of %d), max concurrency %.1f at context %d",
+                            static_cast<long long>(kv_capacity_tokens()), human_bytes(kv_bytes()).c_str(),
+                            std::string(dtype_name(config_.kv_dtype)).c_str(), static_cast<long long>(n_blocks_),
+                            config_.block_size,
+                            static_cast<double>(n_blocks_) / static_cast<double>(blocks_for(ctx, config_.block_size)),
+                            ctx);
+  if (n_window_blocks_ > 0) {
+    s += strprintf("; the %d sliding-window layers hold %lld blocks (window %d, behind it freed)",
+                   model_.config().n_windowed_layers(), static_cast<long long>(n_window_blocks_),
+                   model_.config().sliding_window);
+  }
+  return s;
 }
 
 std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputCallback on_output) {
@@ -428,6 +445,11 @@ void Engine::publish_stats() {
   stats_.n_kv_blocks_total = n_blocks_;
   stats_.n_kv_blocks_used = static_cast<int64_t>(kv_.usage() * static_cast<double>(n_blocks_) + 0.5);
   stats_.kv_usage = kv_.usage();
+  if (kv_.has_window_group()) {
+    stats_.n_window_kv_blocks_total = n_window_blocks_;
+    stats_.n_window_kv_blocks_used =
+        static_cast<int64_t>(kv_.window_pool().usage() * static_cast<double>(n_window_blocks_) + 0.5);
+  }
   stats_.n_preemptions = scheduler_.n_preemptions();
   stats_.prefix_cache_queries = kv_.prefix_cache_queries();
   stats_.prefix_cache_hits = kv_.prefix_cache_hits();

@@ -38,6 +38,9 @@ struct EngineConfig {
   // Batch-invariant (kernels::Numerics::Exact) matmuls for every request. Otherwise only temperature-0 requests
   // get them, and steps with none of those may take faster relaxed paths (long prompts: AMX bf16 tiles).
   bool exact_numerics = false;
+  // Sliding-window layers keep the KV of the whole context, as full-attention layers do, instead of a block pool of
+  // their own that frees what falls behind the window (kv::window_group_blocks). For comparisons and debugging.
+  bool keep_windowed_kv = false;
 };
 
 class Engine final : public EngineClient {
@@ -58,6 +61,8 @@ class Engine final : public EngineClient {
   bool drain(double timeout_seconds);
 
   int64_t n_kv_blocks() const { return n_blocks_; }
+  // Usable blocks of the sliding-window layers' own pool; 0 when they share the full-attention layers' blocks.
+  int64_t n_window_kv_blocks() const { return n_window_blocks_; }
   int64_t kv_capacity_tokens() const { return n_blocks_ * config_.block_size; }
   uint64_t kv_bytes() const { return storage_.n_bytes(); }
   // "KV cache: N tokens (X MiB, F16, B blocks of 16), max concurrency C at context L" (L = max_model_len)
@@ -66,7 +71,7 @@ class Engine final : public EngineClient {
 
  private:
   Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config, model::KvStorage storage,
-         int64_t n_blocks);
+         int64_t n_blocks, int64_t n_window_blocks);
   void loop();
   void take_inbox();
   void step();
@@ -85,6 +90,7 @@ class Engine final : public EngineClient {
   const tokenizer::Tokenizer& tokenizer_;
   EngineConfig config_;
   int64_t n_blocks_;
+  int64_t n_window_blocks_;
   model::KvStorage storage_;
   kv::KVCacheManager kv_;
   ThreadPool pool_;

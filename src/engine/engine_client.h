@@ -20,6 +20,9 @@ struct EngineStats {
   double kv_usage = 0.0;            // used blocks / total blocks, 0..1
   int64_t n_kv_blocks_total = 0;
   int64_t n_kv_blocks_used = 0;
+  // The sliding-window layers' own pool (0 / 0 when they have none): bounded by their window, not the context.
+  int64_t n_window_kv_blocks_total = 0;
+  int64_t n_window_kv_blocks_used = 0;
   int64_t n_preemptions = 0;
   int64_t prefix_cache_queries = 0; // tokens looked up
   int64_t prefix_cache_hits = 0;    // tokens found

@@ -5,7 +5,8 @@
 namespace kairo::engine {
 
 void ModelRunner::run(const StepPlan& plan) {
-  for (const kv::BlockCopy& c : plan.copies) storage_.copy_block(c.src.value, c.dst.value);
+  for (const kv::BlockCopy& c : plan.copies)
+    storage_.copy_block(c.src.value, c.dst.value, c.group == kv::KvGroup::Window);
 
   batch_.clear();
   batch_.numerics = kernels::Numerics::Relaxed;
@@ -15,16 +16,24 @@ void ModelRunner::run(const StepPlan& plan) {
   for (const ScheduledChunk& c : plan.chunks) max_blocks = std::max(max_blocks, kv_.block_table(c.seq->id).size());
   batch_.max_blocks_per_seq = static_cast<int>(std::max<size_t>(1, max_blocks));
   batch_.block_tables.assign(plan.chunks.size() * batch_.max_blocks_per_seq, kv::kNullBlock.value);
+  const bool window_group = kv_.has_window_group();
+  if (window_group) batch_.window_block_tables.assign(batch_.block_tables.size(), kv::kNullBlock.value);
 
   for (size_t s = 0; s < plan.chunks.size(); ++s) {
     const ScheduledChunk& c = plan.chunks[s];
     const auto& table = kv_.block_table(c.seq->id);
     for (size_t b = 0; b < table.size(); ++b) batch_.block_tables[s * batch_.max_blocks_per_seq + b] = table[b].value;
+    if (window_group) {
+      const auto& window_table = kv_.block_table(c.seq->id, kv::KvGroup::Window);
+      for (size_t b = 0; b < window_table.size(); ++b)
+        batch_.window_block_tables[s * batch_.max_blocks_per_seq + b] = window_table[b].value;
+    }
     for (int p = c.start; p < c.start + c.n_new; ++p) {
       batch_.token_ids.push_back(c.seq->tokens[static_cast<size_t>(p)]);
       batch_.positions.push_back(p);
       batch_.seq_idx.push_back(static_cast<int32_t>(s));
       batch_.slot_mapping.push_back(kv_.slot(c.seq->id, p));
+      if (window_group) batch_.window_slot_mapping.push_back(kv_.slot(c.seq->id, p, kv::KvGroup::Window));
     }
     if (c.needs_sample) batch_.logits_rows.push_back(static_cast<int32_t>(batch_.token_ids.size() - 1));
   }

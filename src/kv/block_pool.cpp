@@ -5,8 +5,8 @@
 
 namespace kairo::kv {
 
-BlockPool::BlockPool(int32_t n_blocks, int32_t block_size)
-    : n_blocks_(n_blocks), block_size_(block_size), free_(n_blocks), ref_(static_cast<size_t>(n_blocks), 0),
+BlockPool::BlockPool(int32_t n_blocks, int32_t block_size, const BlockPool* anchor)
+    : n_blocks_(n_blocks), block_size_(block_size), anchor_(anchor), free_(n_blocks), ref_(static_cast<size_t>(n_blocks), 0),
       gen_(static_cast<size_t>(n_blocks), 0), hash_(static_cast<size_t>(n_blocks), 0),
       parent_gen_(static_cast<size_t>(n_blocks), 0), parent_(static_cast<size_t>(n_blocks)),
       tokens_(static_cast<size_t>(n_blocks) * static_cast<size_t>(block_size), 0),
@@ -51,7 +51,7 @@ void BlockPool::release(std::span<const BlockId> blocks) {
 
 bool BlockPool::chain_live(BlockId b) const {
   const BlockId p = parent_[idx(b)];
-  return p == kNullBlock || gen_[idx(p)] == parent_gen_[idx(b)];
+  return p == kNullBlock || parents().gen_[idx(p)] == parent_gen_[idx(b)];
 }
 
 std::optional<BlockId> BlockPool::lookup(uint64_t hash, BlockId parent, std::span<const int32_t> tokens,
@@ -72,7 +72,7 @@ std::optional<BlockId> BlockPool::lookup(uint64_t hash, BlockId parent, std::spa
 bool BlockPool::register_block(BlockId b, uint64_t hash, BlockId parent, std::span<const int32_t> tokens,
                                std::string_view extra_keys) {
   assert(b != kNullBlock && !is_cached(b) && tokens.size() == static_cast<size_t>(block_size_));
-  assert(parent == kNullBlock || is_cached(parent));
+  assert(parent == kNullBlock || parents().is_cached(parent));
   if (const auto it = by_hash_.find(hash); it != by_hash_.end()) {
     // A holder whose parent was evicted can never be reached again: let the new block take its place.
     if (chain_live(it->second)) return false;
@@ -82,7 +82,7 @@ bool BlockPool::register_block(BlockId b, uint64_t hash, BlockId parent, std::sp
   gen_[i] = next_gen_++;
   hash_[i] = hash;
   parent_[i] = parent;
-  parent_gen_[i] = parent == kNullBlock ? 0 : gen_[idx(parent)];
+  parent_gen_[i] = parent == kNullBlock ? 0 : parents().gen_[idx(parent)];
   std::copy(tokens.begin(), tokens.end(), tokens_.begin() + static_cast<std::ptrdiff_t>(i * tokens.size()));
   extra_[i].assign(extra_keys);
   by_hash_.emplace(hash, b);

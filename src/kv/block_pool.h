@@ -13,6 +13,11 @@
 // Cached-block verification: each cached block stores its tokens, extra keys and its parent (block id plus the
 // parent's cache generation, a number never reused). lookup() accepts a block only if all three match, so by
 // induction along the chain a hit means the whole prefix is identical, whatever the hash function does.
+//
+// An anchored pool (the sliding-window layers' blocks, anchored to the full-attention layers' pool) keeps no chain
+// of its own: a block's "parent" is the anchor's block computed in the same step for the same tokens, checked
+// against the anchor's generations. The anchor's chain proves the prefix, so a windowed block is found without its
+// predecessors, which a windowed group frees as they fall behind the window.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -29,7 +34,10 @@ namespace kairo::kv {
 class BlockPool {
  public:
   // n_blocks includes the null block 0, so n_blocks - 1 are usable. Requires n_blocks >= 2, block_size >= 1.
-  BlockPool(int32_t n_blocks, int32_t block_size);
+  // anchor: see above (must outlive this pool); parents then name the anchor's blocks.
+  BlockPool(int32_t n_blocks, int32_t block_size, const BlockPool* anchor = nullptr);
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
 
   int32_t n_blocks() const { return n_blocks_; }
   int32_t block_size() const { return block_size_; }
@@ -48,6 +56,8 @@ class BlockPool {
 
   int32_t ref_count(BlockId b) const { return ref_[idx(b)]; }
   bool is_cached(BlockId b) const { return gen_[idx(b)] != 0; }
+  // The block's cache generation (0 when nothing is cached in it); never reused by another content.
+  uint64_t generation(BlockId b) const { return gen_[idx(b)]; }
   bool is_free(BlockId b) const { return free_.contains(b); }
   std::vector<BlockId> free_list() const { return free_.to_vector(); }
   int32_t n_cached() const { return static_cast<int32_t>(by_hash_.size()); }
@@ -67,7 +77,11 @@ class BlockPool {
   bool chain_live(BlockId b) const;
   void uncache(BlockId b);
 
+  // Where parents live: this pool, or the anchor.
+  const BlockPool& parents() const { return anchor_ ? *anchor_ : *this; }
+
   int32_t n_blocks_, block_size_;
+  const BlockPool* anchor_;
   FreeBlockQueue free_;
   std::vector<int32_t> ref_;
   // Cache metadata per block (meaningful while gen_ != 0).

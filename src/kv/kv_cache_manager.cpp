@@ -1,5 +1,6 @@
 #include "kv/kv_cache_manager.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace kairo::kv {
@@ -12,9 +13,46 @@ const std::vector<BlockId> kNoBlocks;
 
 }  // namespace
 
-KVCacheManager::KVCacheManager(KVCacheConfig config)
-    : config_(std::move(config)), pool_(config_.n_blocks, config_.block_size) {}
+int64_t window_group_blocks(int window, int block_size, int max_seqs, int max_batch_tokens) {
+  return static_cast<int64_t>(max_seqs) * (cdiv(window, block_size) + 3) + cdiv(max_batch_tokens, block_size);
+}
 
+KVCacheManager::KVCacheManager(KVCacheConfig config)
+    : config_(std::move(config)), pool_(config_.n_blocks, config_.block_size) {
+  if (config_.window > 0 && config_.n_window_blocks > 0)
+    window_pool_.emplace(config_.n_window_blocks, config_.block_size, &pool_);
+}
+
+int32_t KVCacheManager::first_window_block(int32_t position) const {
+  return std::max(0, position - config_.window + 1) / block_size();
+}
+
+std::optional<BlockId> KVCacheManager::lookup_window(const PrefixHit& hit, std::span<const int32_t> tokens,
+                                                     size_t i) const {
+  const size_t bs = static_cast<size_t>(block_size());
+  return window_pool_->lookup(hit.hashes[i], hit.blocks[i], tokens.subspan(i * bs, bs), extra_keys(hit.salt, i));
+}
+
+bool KVCacheManager::window_hit_ok(const PrefixHit& hit, std::span<const int32_t> tokens, size_t n) const {
+  const size_t bs = static_cast<size_t>(block_size());
+  for (size_t i = static_cast<size_t>(first_window_block(static_cast<int32_t>(n * bs))); i < n; ++i) {
+    if (i >= hit.window_blocks.size() || hit.window_blocks[i] == kNullBlock) return false;
+    const auto b = lookup_window(hit, tokens, i);
+    if (!b || *b != hit.window_blocks[i]) return false;
+  }
+  return true;
+}
+
+void KVCacheManager::release_behind_window(RequestState& r, int32_t start) {
+  if (!has_window_group()) return;
+  const int32_t end = std::min<int32_t>(first_window_block(start), static_cast<int32_t>(r.window_blocks.size()));
+  for (; r.n_window_released < end; ++r.n_window_released) {
+    BlockId& b = r.window_blocks[static_cast<size_t>(r.n_window_released)];
+    if (b == kNullBlock) continue;  // never adopted (a prefix hit starts at its window)
+    window_pool_->release(std::span(&b, 1));
+    b = kNullBlock;
+  }
+}
 uint64_t KVCacheManager::block_hash(uint64_t parent, std::span<const int32_t> tokens, size_t block_idx,
                                     std::string_view salt) const {
   const size_t bs = static_cast<size_t>(block_size());
@@ -40,9 +78,36 @@ PrefixHit KVCacheManager::get_computed_blocks(std::span<const int32_t> tokens, s
     parent_hash = h;
     parent = *b;
   }
+  if (has_window_group()) {
+    // The windowed group's copies of those blocks, then the longest hit whose window they cover.
+    for (size_t i = 0; i < hit.blocks.size(); ++i) hit.window_blocks.push_back(lookup_window(hit, tokens, i).value_or(kNullBlock));
+    size_t n = hit.blocks.size();
+    while (n > 0 && !window_hit_ok(hit, tokens, n)) --n;
+    hit.blocks.resize(n);
+    hit.hashes.resize(n);
+    hit.window_blocks.resize(n);
+    const size_t first = static_cast<size_t>(first_window_block(static_cast<int32_t>(n * bs)));
+    std::fill(hit.window_blocks.begin(), hit.window_blocks.begin() + static_cast<std::ptrdiff_t>(first), kNullBlock);
+  }
   hit.n_tokens = static_cast<int32_t>(hit.blocks.size() * bs);
   n_hits_ += hit.n_tokens;
   return hit;
+}
+
+size_t KVCacheManager::verified_hit_blocks(const PrefixHit& hit, std::span<const int32_t> tokens) const {
+  const size_t bs = static_cast<size_t>(block_size());
+  size_t n = 0;
+  BlockId parent = kNullBlock;
+  for (; n < hit.blocks.size(); ++n) {
+    if ((n + 1) * bs > tokens.size()) break;
+    const auto b = pool_.lookup(hit.hashes[n], parent, tokens.subspan(n * bs, bs), extra_keys(hit.salt, n));
+    if (!b || *b != hit.blocks[n]) break;
+    parent = *b;
+  }
+  if (has_window_group()) {
+    while (n > 0 && !window_hit_ok(hit, tokens, n)) --n;
+  }
+  return n;
 }
 
 std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::span<const int32_t> tokens,
@@ -51,32 +116,31 @@ std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::
   const int32_t bs = block_size();
   auto it = requests_.find(id);
   const bool is_new = it == requests_.end();
+  if (!is_new) release_behind_window(it->second, it->second.n_tokens);
   const RequestState empty;
   const RequestState& cur = is_new ? empty : it->second;
 
   // Adopt only the prefix of the hit that is still cached exactly as found.
-  size_t n_hit_blocks = 0;
-  int32_t n_hit_evictable = 0;
-  if (is_new && hit != nullptr) {
-    BlockId parent = kNullBlock;
-    for (; n_hit_blocks < hit->blocks.size(); ++n_hit_blocks) {
-      const size_t i = n_hit_blocks;
-      if ((i + 1) * static_cast<size_t>(bs) > tokens.size()) break;
-      const auto b = pool_.lookup(hit->hashes[i], parent, tokens.subspan(i * bs, bs),
-                                  i == 0 ? std::string_view(hit->salt) : std::string_view{});
-      if (!b || *b != hit->blocks[i]) break;
-      n_hit_evictable += pool_.ref_count(*b) == 0;
-      parent = *b;
-    }
-  }
+  const size_t n_hit_blocks = is_new && hit != nullptr ? verified_hit_blocks(*hit, tokens) : 0;
   const int32_t start = cur.n_tokens + static_cast<int32_t>(n_hit_blocks) * bs;
+  const size_t first_window = has_window_group() ? static_cast<size_t>(first_window_block(start)) : 0;
+  // Reviving a hit block takes it off the free list, so it cannot also be handed out as a new block.
+  int32_t n_hit_evictable = 0, n_hit_window_evictable = 0;
+  for (size_t i = 0; i < n_hit_blocks; ++i) {
+    n_hit_evictable += pool_.ref_count(hit->blocks[i]) == 0;
+    if (has_window_group() && i >= first_window) n_hit_window_evictable += window_pool_->ref_count(hit->window_blocks[i]) == 0;
+  }
   const int32_t end = start + n_new_tokens;
   assert(static_cast<size_t>(end) <= tokens.size());
   const int32_t n_have = static_cast<int32_t>(cur.blocks.size() + n_hit_blocks);
   const int32_t n_needed = std::max(0, cdiv(end, bs) - n_have);
-  const bool cow = n_new_tokens > 0 && start % bs != 0 && pool_.ref_count(cur.blocks.back()) > 1;
-  // Reviving a hit block takes it off the free list, so it cannot also be handed out as a new block.
+  const bool writes_into_last = n_new_tokens > 0 && start % bs != 0;
+  const bool cow = writes_into_last && pool_.ref_count(cur.blocks.back()) > 1;
+  const bool window_cow = writes_into_last && has_window_group() && window_pool_->ref_count(cur.window_blocks.back()) > 1;
   if (n_needed + (cow ? 1 : 0) > pool_.n_free() - n_hit_evictable) return std::nullopt;
+  if (has_window_group() && n_needed + (window_cow ? 1 : 0) > window_pool_->n_free() - n_hit_window_evictable) {
+    return std::nullopt;
+  }
 
   RequestState& r = is_new ? requests_[id] : it->second;
   SlotAllocation out;
@@ -86,19 +150,30 @@ std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::
       pool_.touch(hit->blocks[i]);
       r.blocks.push_back(hit->blocks[i]);
       r.hashes.push_back(hit->hashes[i]);
+      if (!has_window_group()) continue;
+      const BlockId w = i >= first_window ? hit->window_blocks[i] : kNullBlock;
+      if (w != kNullBlock) window_pool_->touch(w);
+      r.window_blocks.push_back(w);
     }
+    r.n_window_released = static_cast<int32_t>(std::min(first_window, n_hit_blocks));
     r.n_tokens = start;
     out.n_cached_tokens = start;
   }
-  if (cow) {
-    const BlockId shared = r.blocks.back();
-    const BlockId copy = (*pool_.allocate(1))[0];
-    pool_.release(std::span(&shared, 1));  // still referenced by the fork, so it stays out of the free list
-    r.blocks.back() = copy;
-    out.copies.push_back(BlockCopy{shared, copy});
-  }
+  auto copy_last = [&](BlockPool& pool, std::vector<BlockId>& table, KvGroup group) {
+    const BlockId shared = table.back();
+    const BlockId copy = (*pool.allocate(1))[0];
+    pool.release(std::span(&shared, 1));  // still referenced by the fork, so it stays out of the free list
+    table.back() = copy;
+    out.copies.push_back(BlockCopy{shared, copy, group});
+  };
+  if (cow) copy_last(pool_, r.blocks, KvGroup::Full);
+  if (window_cow) copy_last(*window_pool_, r.window_blocks, KvGroup::Window);
   out.new_blocks = *pool_.allocate(n_needed);
   r.blocks.insert(r.blocks.end(), out.new_blocks.begin(), out.new_blocks.end());
+  if (has_window_group()) {
+    out.new_window_blocks = *window_pool_->allocate(n_needed);
+    r.window_blocks.insert(r.window_blocks.end(), out.new_window_blocks.begin(), out.new_window_blocks.end());
+  }
   r.n_tokens = end;
   if (config_.enable_prefix_caching) publish_full_blocks(r, tokens);
   return out;
@@ -113,8 +188,12 @@ void KVCacheManager::publish_full_blocks(RequestState& r, std::span<const int32_
     r.hashes.push_back(h);
     if (!r.publish) continue;
     const BlockId parent = i == 0 ? kNullBlock : r.blocks[i - 1];
-    r.publish = pool_.register_block(r.blocks[i], h, parent, tokens.subspan(i * bs, bs),
-                                     i == 0 ? std::string_view(r.salt) : std::string_view{});
+    r.publish = pool_.register_block(r.blocks[i], h, parent, tokens.subspan(i * bs, bs), extra_keys(r.salt, i));
+    // The windowed copy, anchored to the block just published (a refusal only leaves it uncached: hits stop short).
+    if (r.publish && has_window_group() && r.window_blocks[i] != kNullBlock) {
+      window_pool_->register_block(r.window_blocks[i], h, r.blocks[i], tokens.subspan(i * bs, bs),
+                                   extra_keys(r.salt, i));
+    }
   }
 }
 
@@ -123,6 +202,8 @@ void KVCacheManager::fork(RequestId parent, RequestId child) {
   assert(it != requests_.end() && !has_request(child));
   RequestState copy = it->second;
   for (const BlockId b : copy.blocks) pool_.touch(b);
+  for (const BlockId b : copy.window_blocks)
+    if (b != kNullBlock) window_pool_->touch(b);
   requests_.emplace(child, std::move(copy));
 }
 
@@ -132,12 +213,17 @@ void KVCacheManager::free(RequestId id) {
   // Last block first: the deepest blocks of a prefix are the least shareable, so they should be evicted first.
   std::vector<BlockId> reversed(it->second.blocks.rbegin(), it->second.blocks.rend());
   pool_.release(reversed);
+  reversed.clear();
+  for (auto b = it->second.window_blocks.rbegin(); b != it->second.window_blocks.rend(); ++b)
+    if (*b != kNullBlock) reversed.push_back(*b);
+  if (has_window_group()) window_pool_->release(reversed);
   requests_.erase(it);
 }
 
-const std::vector<BlockId>& KVCacheManager::block_table(RequestId id) const {
+const std::vector<BlockId>& KVCacheManager::block_table(RequestId id, KvGroup group) const {
   const auto it = requests_.find(id);
-  return it == requests_.end() ? kNoBlocks : it->second.blocks;
+  if (it == requests_.end()) return kNoBlocks;
+  return group == KvGroup::Window ? it->second.window_blocks : it->second.blocks;
 }
 
 int32_t KVCacheManager::n_tokens(RequestId id) const {
@@ -145,10 +231,11 @@ int32_t KVCacheManager::n_tokens(RequestId id) const {
   return it == requests_.end() ? 0 : it->second.n_tokens;
 }
 
-int64_t KVCacheManager::slot(RequestId id, int32_t position) const {
-  const auto& blocks = block_table(id);
+int64_t KVCacheManager::slot(RequestId id, int32_t position, KvGroup group) const {
+  const auto& blocks = block_table(id, group);
   const int32_t bs = block_size();
   assert(position >= 0 && static_cast<size_t>(position / bs) < blocks.size());
+  assert(blocks[static_cast<size_t>(position / bs)] != kNullBlock);
   return slot_index(blocks[static_cast<size_t>(position / bs)], position % bs, bs);
 }
 

@@ -11,6 +11,12 @@
 // Between get_computed_blocks and the first allocate_slots nothing else may allocate from the pool; if something
 // did, the evicted tail of the hit is dropped and n_cached_tokens says how much was really adopted.
 //
+// Sliding-window layers (KVCacheConfig::window): their K/V live in a second pool with block tables of their own,
+// and the blocks that no later token of the request can read (wholly behind its window) are released at the
+// request's next allocation, so a long sequence holds about window / block_size of them whatever its length. Prefix
+// caching covers them too: a windowed block is published with the full-attention block of the same tokens as its
+// anchor, and a hit of n blocks needs, in the windowed pool, only the blocks the next token's window reaches.
+//
 // Full blocks are published to the prefix cache when their slots are allocated, i.e. before the step that writes
 // their KV runs. That is safe as long as a step's KV writes precede its attention reads at every layer, which is
 // how the batched forward works; a runner failure must free the requests of that step.
@@ -35,12 +41,21 @@ struct KVCacheConfig {
   int32_t block_size = 16;
   bool enable_prefix_caching = true;
   BlockHashFn hash_fn = hash_block_tokens;
+  // The windowed layers' group, when both are > 0: a token at position p reads positions [p - window + 1, p] of
+  // those layers, whose blocks come from a pool of n_window_blocks (null block included).
+  int32_t window = 0;
+  int32_t n_window_blocks = 0;
 };
+
+// The layers that share one block table: all of them, or the full-attention ones and the windowed ones apart.
+enum class KvGroup : int32_t { Full = 0, Window = 1 };
 
 // A cached prefix found for a token sequence.
 struct PrefixHit {
   std::vector<BlockId> blocks;
   std::vector<uint64_t> hashes;  // chain hashes of those blocks
+  // [blocks.size()] the windowed group's blocks (when it exists); null where the next token's window does not reach
+  std::vector<BlockId> window_blocks;
   int32_t n_tokens = 0;          // blocks.size() * block_size
   std::string salt;              // the salt it was looked up with; becomes the request's salt
 };
@@ -48,18 +63,28 @@ struct PrefixHit {
 // The runner copies block src into dst (all layers) before the step's KV writes.
 struct BlockCopy {
   BlockId src, dst;
+  KvGroup group = KvGroup::Full;  // the layers whose block is copied
   bool operator==(const BlockCopy&) const = default;
 };
 
 struct SlotAllocation {
   std::vector<BlockId> new_blocks;  // appended to the block table, in order
+  std::vector<BlockId> new_window_blocks;  // the same for the windowed group's table
   std::vector<BlockCopy> copies;    // copy-on-write instructions for this step
   int32_t n_cached_tokens = 0;      // tokens adopted from the prefix hit (first allocation only)
 };
 
+// Usable blocks the windowed group needs so that max_seqs sequences each hold what their window reaches (window
+// positions, a partial block at each end and one copy-on-write) and a step's max_batch_tokens new tokens fit.
+// Fewer only make the scheduler preempt sooner; more keep more windowed prefixes cached.
+int64_t window_group_blocks(int window, int block_size, int max_seqs, int max_batch_tokens);
+
 class KVCacheManager {
  public:
   explicit KVCacheManager(KVCacheConfig config);
+  // The windowed pool points at the full one: the manager stays where it was made.
+  KVCacheManager(const KVCacheManager&) = delete;
+  KVCacheManager& operator=(const KVCacheManager&) = delete;
 
   // The longest verified cached prefix of tokens, in whole blocks, leaving at least the last token uncovered
   // (its logits must be computed). Counts tokens.size() queries and n_tokens hits. Changes no block state.
@@ -68,7 +93,8 @@ class KVCacheManager {
   // Gives the request slots for tokens [n_tokens(id), n_tokens(id) + n_new_tokens) of `tokens` (its ids so far;
   // must cover them). On the request's first call, `hit` (if any) is adopted first and counts as already
   // computed. Copy-on-write: writing into a partially filled last block shared with a fork moves this request
-  // to a private copy. nullopt, with nothing changed, when the pool lacks the blocks.
+  // to a private copy. nullopt, with nothing changed, when a pool lacks the blocks (except that windowed blocks
+  // behind the window, which no later token reads, are released either way).
   std::optional<SlotAllocation> allocate_slots(RequestId id, std::span<const int32_t> tokens, int32_t n_new_tokens,
                                                const PrefixHit* hit = nullptr);
 
@@ -79,21 +105,29 @@ class KVCacheManager {
   void free(RequestId id);
 
   bool has_request(RequestId id) const { return requests_.count(id) != 0; }
-  // Empty for an unknown request.
-  const std::vector<BlockId>& block_table(RequestId id) const;
+  // Empty for an unknown request. The windowed group's table holds the null block behind the window.
+  const std::vector<BlockId>& block_table(RequestId id, KvGroup group = KvGroup::Full) const;
   int32_t n_tokens(RequestId id) const;
-  // KV slot of token `position` of the request (position < n_tokens(id)).
-  int64_t slot(RequestId id, int32_t position) const;
+  // KV slot of token `position` of the request (position < n_tokens(id)) in the group's pool.
+  int64_t slot(RequestId id, int32_t position, KvGroup group = KvGroup::Full) const;
 
   int32_t block_size() const { return pool_.block_size(); }
   double usage() const { return pool_.usage(); }
   const BlockPool& pool() const { return pool_; }
+  bool has_window_group() const { return window_pool_.has_value(); }
+  int32_t window() const { return has_window_group() ? config_.window : 0; }
+  // The windowed group's pool (has_window_group() only).
+  const BlockPool& window_pool() const { return *window_pool_; }
+  // The first block a token at `position` reads in the windowed group.
+  int32_t first_window_block(int32_t position) const;
   int64_t prefix_cache_queries() const { return n_queries_; }  // tokens looked up
   int64_t prefix_cache_hits() const { return n_hits_; }        // tokens found
 
  private:
   struct RequestState {
     std::vector<BlockId> blocks;
+    std::vector<BlockId> window_blocks;  // the windowed group's table; [0, n_window_released) are null
+    int32_t n_window_released = 0;
     std::vector<uint64_t> hashes;  // chain hashes of the full blocks seen so far (published or not)
     int32_t n_tokens = 0;
     std::string salt;
@@ -104,9 +138,21 @@ class KVCacheManager {
                       std::string_view salt) const;
   // Hashes and publishes the request's blocks that are full within its first n_tokens.
   void publish_full_blocks(RequestState& r, std::span<const int32_t> tokens);
+  // How many of the hit's first n_blocks are still cached as found, in both groups.
+  size_t verified_hit_blocks(const PrefixHit& hit, std::span<const int32_t> tokens) const;
+  // Whether the windowed blocks a hit of n blocks needs, window_blocks[first_window_block(n * bs) .. n), are the
+  // cached windowed blocks of those tokens.
+  bool window_hit_ok(const PrefixHit& hit, std::span<const int32_t> tokens, size_t n) const;
+  std::optional<BlockId> lookup_window(const PrefixHit& hit, std::span<const int32_t> tokens, size_t i) const;
+  // Releases the windowed blocks wholly behind the window of a token at position `start`.
+  void release_behind_window(RequestState& r, int32_t start);
+  std::string_view extra_keys(const std::string& salt, size_t block_idx) const {
+    return block_idx == 0 ? std::string_view(salt) : std::string_view{};
+  }
 
   KVCacheConfig config_;
   BlockPool pool_;
+  std::optional<BlockPool> window_pool_;
   std::unordered_map<RequestId, RequestState> requests_;
   int64_t n_queries_ = 0, n_hits_ = 0;
 };

@@ -15,6 +15,10 @@ struct Batch {
   std::vector<int64_t> slot_mapping;  // [n_tokens] KV slot the token's K/V is written to
   std::vector<int32_t> block_tables;  // [n_seqs, max_blocks_per_seq] KV block ids, in sequence order
   int max_blocks_per_seq = 0;
+  // The sliding-window layers' own block tables and slots (kv::KvGroup::Window), laid out like the two above; empty
+  // when those layers share the tables above (KvStorage without a windowed group).
+  std::vector<int64_t> window_slot_mapping;  // [n_tokens]
+  std::vector<int32_t> window_block_tables;  // [n_seqs, max_blocks_per_seq]
   std::vector<int32_t> logits_rows;   // token indices whose logits are wanted, in output order
   // Relaxed only when no sequence in the step needs the batch-invariance contract (kernels::Numerics).
   kernels::Numerics numerics = kernels::Numerics::Exact;
@@ -26,6 +30,8 @@ struct Batch {
     seq_idx.clear();
     slot_mapping.clear();
     block_tables.clear();
+    window_slot_mapping.clear();
+    window_block_tables.clear();
     logits_rows.clear();
     max_blocks_per_seq = 0;
     numerics = kernels::Numerics::Exact;

@@ -66,6 +66,11 @@ struct ModelConfig {
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }
   bool moe() const { return n_experts > 0; }
+  int n_windowed_layers() const {
+    int n = 0;
+    for (int l = 0; l < n_layers; ++l) n += layer_windowed(l);
+    return n;
+  }
   bool layer_windowed(int l) const { return sliding_window > 0 && swa_pattern > 0 && l % swa_pattern < swa_pattern - 1; }
   const kernels::RopeParams& layer_rope(int l) const { return layer_windowed(l) ? rope_swa : rope; }
 };

@@ -1,5 +1,6 @@
 #include "model/decoder.h"
 
+#include <cassert>
 #include <cmath>
 #include <stdexcept>
 
@@ -78,6 +79,10 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
   const DeviceSpan logits_rows = stage(dev, batch.logits_rows);
   const kernels::DeviceAttentionBatch attn_batch{n, positions, stage(dev, batch.seq_idx),
                                                  stage(dev, batch.block_tables), batch.max_blocks_per_seq};
+  // The windowed layers' own tables, when their KV is a group of its own.
+  const bool window_group = !batch.window_block_tables.empty();
+  const DeviceSpan window_slots = window_group ? stage(dev, batch.window_slot_mapping) : slot_mapping;
+  const DeviceSpan window_tables = window_group ? stage(dev, batch.window_block_tables) : attn_batch.block_tables;
 
   dev.get_rows(w.token_embd, token_ids, n, s.x);
   if (c.embed_scale > 0) dev.scale(s.x, n * c.dim, c.embed_scale);
@@ -94,6 +99,9 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     rope_k.n_heads = c.n_kv_heads;
     kernels::DeviceAttentionBatch layer_batch = attn_batch;
     layer_batch.window = c.layer_windowed(l) ? c.sliding_window : 0;
+    const bool own_blocks = kv.windowed(l);
+    assert(own_blocks == (window_group && c.layer_windowed(l)));
+    if (own_blocks) layer_batch.block_tables = window_tables;
     layer_batch.softcap = c.attn_softcap;
     layer_batch.sinks = L.sinks;
     // Attention block: x += Wo · attention(rope(Wq·norm(x)), K/V cache)
@@ -115,7 +123,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     dev.rope(s.q, positions, n, rope_q);
     dev.rope(s.k, positions, n, rope_k);
     const kernels::DeviceKvLayer kv_layer = kv.layer(l);
-    dev.kv_write(kv_layer, slot_mapping, s.k, s.v, n);
+    dev.kv_write(kv_layer, own_blocks ? window_slots : slot_mapping, s.k, s.v, n);
     dev.attention(s.q, s.attn, kv_layer, layer_batch, c.n_heads, attn_scale);
     dev.matmul(&L.wo, 1, s.attn, &s.proj, n, batch.numerics);
     if (c.attn_output_bias) dev.add_bias(s.proj, L.bo, n, c.dim);

@@ -1,6 +1,8 @@
 #pragma once
 // The KV tensors: per layer, K and V for n_blocks × block_size token slots, in the memory of the device the model
 // runs on. Which slots belong to whom is decided elsewhere (kv/ bookkeeping); this only owns the memory.
+// With n_window_blocks > 0 the sliding-window layers form a group of their own with that many blocks (their block
+// ids are the windowed group's: kv::KvGroup::Window), so a long context costs them only their window.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -14,8 +16,7 @@ namespace kairo::model {
 class KvStorage {
  public:
   static Result<KvStorage> create(std::shared_ptr<kernels::Device> device, const ModelConfig& config,
-                                  int64_t n_blocks, int block_size, DType dtype);
-  static uint64_t bytes_per_token(const ModelConfig& config, DType dtype);
+                                  int64_t n_blocks, int block_size, DType dtype, int64_t n_window_blocks = 0);
 
   KvStorage() = default;
   KvStorage(KvStorage&& other) noexcept { *this = std::move(other); }
@@ -27,11 +28,14 @@ class KvStorage {
                                   head_dim_, block_size_};
   }
   int64_t n_blocks() const { return n_blocks_; }
+  int64_t n_window_blocks() const { return n_window_blocks_; }
+  // Whether layer l's blocks are the windowed group's.
+  bool windowed(int l) const { return windowed_[static_cast<size_t>(l)]; }
   int block_size() const { return block_size_; }
   DType dtype() const { return dtype_; }
   uint64_t n_bytes() const { return n_bytes_; }
-  // Copies the contents of one block to another in every layer (copy-on-write for forked sequences).
-  void copy_block(int64_t src, int64_t dst);
+  // Copies the contents of one block to another in every layer of a group (copy-on-write for forked sequences).
+  void copy_block(int64_t src, int64_t dst, bool window_group = false);
 
  private:
   void release();  // frees the device memory
@@ -40,9 +44,11 @@ class KvStorage {
   // it touches was a TLB miss.
   std::shared_ptr<kernels::Device> device_;
   std::vector<kernels::DeviceSpan> k_, v_;
-  uint64_t layer_bytes_ = 0;
+  std::vector<bool> windowed_;  // [n_layers]
+  uint64_t block_bytes_ = 0;     // one block of one layer's K (or V)
   DType dtype_ = DType::F16;
   int64_t n_blocks_ = 0;
+  int64_t n_window_blocks_ = 0;
   int block_size_ = 16;
   int n_kv_heads_ = 0;
   int head_dim_ = 0;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/format.h"
+#include "kv/kv_cache_manager.h"
 
 namespace kairo::plan {
 namespace {
@@ -22,7 +23,8 @@ std::string gib(uint64_t n_bytes) {
 // What is left for KV once weights, activations and overhead are placed (negative when they do not fit).
 int64_t kv_room(const KvPoolRequest& r) {
   return static_cast<int64_t>(r.budget_bytes) - static_cast<int64_t>(r.weights_bytes) -
-         static_cast<int64_t>(r.activation_bytes) - static_cast<int64_t>(r.overhead_bytes);
+         static_cast<int64_t>(r.activation_bytes) - static_cast<int64_t>(r.overhead_bytes) -
+         static_cast<int64_t>(r.window_kv_bytes);
 }
 
 std::string after_what(const KvPoolRequest& r) {
@@ -30,6 +32,7 @@ std::string after_what(const KvPoolRequest& r) {
   if (r.activation_bytes + r.overhead_bytes > 0) {
     s += ", " + gib(r.activation_bytes) + " of activations and " + gib(r.overhead_bytes) + " of runtime overhead";
   }
+  if (r.window_kv_bytes > 0) s += ", " + gib(r.window_kv_bytes) + " of sliding-window KV";
   return s + " in a budget of " + gib(r.budget_bytes);
 }
 
@@ -38,16 +41,19 @@ Error refusal(const model::ModelConfig& config, const KvPoolRequest& r, uint64_t
   const int64_t room = kv_room(r);
   const uint64_t need = static_cast<uint64_t>(r.min_concurrency) * static_cast<uint64_t>(blocks_per_seq) *
                         bytes_per_block;
-  const uint64_t fixed = r.weights_bytes + r.activation_bytes + r.overhead_bytes;
+  const uint64_t fixed = r.weights_bytes + r.activation_bytes + r.overhead_bytes + r.window_kv_bytes;
   std::string msg;
   if (room <= 0) {
     msg = strprintf("the weights (%s), activations (%s) and runtime overhead (%s) need %s, more than the budget of "
                     "%s, leaving nothing for the KV cache",
                     gib(r.weights_bytes).c_str(), gib(r.activation_bytes).c_str(), gib(r.overhead_bytes).c_str(),
                     gib(fixed).c_str(), gib(r.budget_bytes).c_str());
-  } else if (fixed == 0) {  // a budget for the KV cache alone (`kairo serve --kv-cache-memory`)
-    msg = strprintf("context %d × concurrency %d needs %s of KV cache but the KV cache budget is %s", r.max_model_len,
-                    r.min_concurrency, gib(need).c_str(), gib(r.budget_bytes).c_str());
+  } else if (fixed == r.window_kv_bytes) {  // a budget for the KV cache alone (`kairo serve --kv-cache-memory`)
+    const std::string window = r.window_kv_bytes == 0
+                                   ? std::string()
+                                   : " (and " + gib(r.window_kv_bytes) + " of sliding-window KV beside it)";
+    msg = strprintf("context %d × concurrency %d needs %s of KV cache%s but the KV cache budget is %s", r.max_model_len,
+                    r.min_concurrency, gib(need).c_str(), window.c_str(), gib(r.budget_bytes).c_str());
   } else {
     msg = strprintf("context %d × concurrency %d needs %s of KV cache but only %s is left after %s",
                     r.max_model_len, r.min_concurrency, gib(need).c_str(), gib(static_cast<uint64_t>(room)).c_str(),
@@ -68,8 +74,9 @@ Error refusal(const model::ModelConfig& config, const KvPoolRequest& r, uint64_t
     }
     if (r.kv_dtype != DType::Q8_0 && config.head_dim % 32 == 0) {
       const auto q8 = kv_bytes_per_token(config, DType::Q8_0);
+      const uint64_t q8_full = q8.ok() ? q8.value() - window_kv_bytes_per_token(config, q8.value()) : 0;
       const uint64_t need_q8 = q8.ok() ? static_cast<uint64_t>(r.min_concurrency) * blocks_per_seq * r.block_size *
-                                             q8.value()
+                                             q8_full
                                        : 0;
       if (q8.ok() && need_q8 <= static_cast<uint64_t>(room)) {
         fixes.push_back(strprintf("use %s q8_0 (%s of KV cache)", r.knobs.kv_dtype.c_str(), gib(need_q8).c_str()));
@@ -105,15 +112,30 @@ Result<uint64_t> kv_bytes_per_token(const model::ModelConfig& c, DType kv_dtype)
          row_bytes(kv_dtype, c.head_dim);
 }
 
-Result<KvSizing> size_kv_pool(const model::ModelConfig& config, const KvPoolRequest& r) {
-  if (r.block_size <= 0 || r.max_model_len <= 0 || r.min_concurrency <= 0) {
+uint64_t window_kv_bytes_per_token(const model::ModelConfig& c, uint64_t kv_bytes_per_token) {
+  if (c.n_layers <= 0) return 0;
+  return kv_bytes_per_token / static_cast<uint64_t>(c.n_layers) * static_cast<uint64_t>(c.n_windowed_layers());
+}
+
+Result<KvSizing> size_kv_pool(const model::ModelConfig& config, const KvPoolRequest& request) {
+  if (request.block_size <= 0 || request.max_model_len <= 0 || request.min_concurrency <= 0) {
     return Error{strprintf("KV pool request needs a positive block size (%d), max model length (%d) and concurrency "
                            "(%d)",
-                           r.block_size, r.max_model_len, r.min_concurrency)};
+                           request.block_size, request.max_model_len, request.min_concurrency)};
   }
-  KAIRO_TRY_ASSIGN(const uint64_t per_token, kv_bytes_per_token(config, r.kv_dtype));
+  KAIRO_TRY_ASSIGN(const uint64_t per_token, kv_bytes_per_token(config, request.kv_dtype));
   KvSizing s;
-  s.bytes_per_block = per_token * static_cast<uint64_t>(r.block_size);
+  KvPoolRequest r = request;
+  // The windowed layers' pool is the same size whatever the context: placed first, like the weights.
+  const uint64_t window_per_token = window_kv_bytes_per_token(config, per_token);
+  int64_t window_blocks = 0;
+  if (window_per_token > 0) {
+    s.window_bytes_per_block = window_per_token * static_cast<uint64_t>(r.block_size);
+    window_blocks = kv::window_group_blocks(config.sliding_window, r.block_size, std::max(1, r.max_num_seqs),
+                                            std::max(1, r.max_batch_tokens));
+    r.window_kv_bytes = static_cast<uint64_t>(window_blocks) * s.window_bytes_per_block;
+  }
+  s.bytes_per_block = (per_token - window_per_token) * static_cast<uint64_t>(r.block_size);
   s.blocks_per_sequence = ceil_div(r.max_model_len, r.block_size);
   const int64_t room = kv_room(r);
   s.n_blocks = room > 0 ? room / static_cast<int64_t>(s.bytes_per_block) : 0;
@@ -121,7 +143,9 @@ Result<KvSizing> size_kv_pool(const model::ModelConfig& config, const KvPoolRequ
     return refusal(config, r, s.bytes_per_block, s.blocks_per_sequence);
   }
   if (r.max_sequences > 0) s.n_blocks = std::min<int64_t>(s.n_blocks, s.blocks_per_sequence * r.max_sequences);
-  s.kv_bytes = static_cast<uint64_t>(s.n_blocks) * s.bytes_per_block;
+  s.n_window_blocks = std::min(window_blocks, s.n_blocks);  // what the engine allocates for these knobs
+  s.kv_bytes = static_cast<uint64_t>(s.n_blocks) * s.bytes_per_block +
+               static_cast<uint64_t>(s.n_window_blocks) * s.window_bytes_per_block;
   s.n_token_slots = s.n_blocks * r.block_size;
   s.max_concurrency_at_max_len = s.n_blocks / s.blocks_per_sequence;
   return s;

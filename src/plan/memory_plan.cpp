@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/format.h"
+#include "kv/kv_cache_manager.h"
 
 namespace kairo::plan {
 namespace {
@@ -21,9 +22,18 @@ struct Sizer {
   uint64_t overhead;
   uint64_t usable;
 
+  // Sliding-window layers hold at most their window (and a step's chunk) per sequence, whatever the context.
   uint64_t kv_bytes(int64_t context, int64_t concurrency) const {
-    return static_cast<uint64_t>(concurrency) * static_cast<uint64_t>(ceil_div(context, request.kv_block_size)) *
-           static_cast<uint64_t>(request.kv_block_size) * kv_per_token;
+    const int64_t bs = request.kv_block_size;
+    const int64_t blocks = concurrency * ceil_div(context, bs);
+    const uint64_t window_per_token = window_kv_bytes_per_token(config, kv_per_token);
+    const int64_t window_blocks =
+        window_per_token == 0 ? 0
+                              : std::min(blocks, kv::window_group_blocks(config.sliding_window, static_cast<int>(bs),
+                                                                         static_cast<int>(concurrency),
+                                                                         request.max_batch_tokens));
+    return static_cast<uint64_t>(blocks * bs) * (kv_per_token - window_per_token) +
+           static_cast<uint64_t>(window_blocks * bs) * window_per_token;
   }
   uint64_t activations(int64_t context, int64_t concurrency) const {
     const int64_t t = request.max_batch_tokens;
@@ -56,7 +66,10 @@ Bounds roofline_bounds(const model::ModelConfig& c, const WeightsSummary& w, uin
   const double L = r.context_length, C = r.concurrency;
   const double attn_flops_per_token = 4.0 * c.n_layers * c.q_dim() * L;  // QK^T and PV over L positions
   const double flops_per_token = 2.0 * static_cast<double>(w.n_matmul_params) + attn_flops_per_token;
-  const double kv_read = static_cast<double>(kv_per_token) * L;
+  // KV bytes a decode step reads per stream: the windowed layers only their window.
+  const double window_per_token = static_cast<double>(window_kv_bytes_per_token(c, kv_per_token));
+  const double kv_read = (static_cast<double>(kv_per_token) - window_per_token) * L +
+                         window_per_token * std::min<double>(L, c.sliding_window);
   auto step_time = [&](double n_streams, bool* compute_bound) {
     const double t_mem = bw > 0 ? (w.bytes_read_per_step(n_streams) + n_streams * kv_read) / bw : 0;
     const double t_ops = ops > 0 ? n_streams * flops_per_token / ops : 0;
@@ -171,6 +184,8 @@ KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSum
   r.max_model_len = request.context_length;
   r.min_concurrency = 1;
   r.max_sequences = request.concurrency;
+  r.max_num_seqs = request.concurrency;
+  r.max_batch_tokens = request.max_batch_tokens;
   r.knobs = request.knobs;
   r.knobs.budget_scale = device.usable_fraction;
   return r;

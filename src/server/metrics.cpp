@@ -156,6 +156,12 @@ std::string ServerMetrics::render(const engine::EngineStats& stats, double devic
     head("kairo:weight_read_bandwidth_perc", "gauge", "Achieved weight-read bandwidth as a fraction of the device's.");
     sample("kairo:weight_read_bandwidth_perc", stats.weight_read_gbps / device_bandwidth_gbps);
   }
+  if (stats.n_window_kv_blocks_total > 0) {  // the sliding-window layers' own pool, bounded by the window
+    head("kairo:window_kv_cache_usage_perc", "gauge",
+         "KV-cache usage of the sliding-window layers' own block pool. 1 means 100 percent usage.");
+    sample("kairo:window_kv_cache_usage_perc",
+           static_cast<double>(stats.n_window_kv_blocks_used) / static_cast<double>(stats.n_window_kv_blocks_total));
+  }
   {
     std::lock_guard lock(http_mutex_);
     head("kairo:http_responses_total", "counter", "HTTP responses by status code.");

@@ -283,6 +283,43 @@ TEST(VulkanEngine, BatchedAndChunkedOutputsEqualRunningEachAlone) {
   }
 }
 
+// gemma3's sliding-window layers on their own block pool (blocks behind the window freed): the same tokens as
+// keeping every layer's whole context, batched and in 7-token prefill chunks, on the device.
+TEST(VulkanEngine, SlidingWindowGroupKeepsTheOutputsOfKeepingEverything) {
+  auto model = model::Model::load(testing::shared_path("models/synth-gemma3.Q8_0.gguf"), vulkan());
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
+  ASSERT_TRUE(tok.ok()) << tok.error().message;
+  std::mt19937 rng(5);
+  std::vector<engine::Request> reqs;
+  for (int len : {3, 30, 70}) {  // window 8: up to 11 windows with the generated tokens
+    engine::Request r;
+    r.prompt_tokens.push_back(1);
+    for (int k = 1; k < len; ++k) r.prompt_tokens.push_back(3 + static_cast<int>(rng() % 250));
+    r.sampling.temperature = 0;
+    r.stop.max_tokens = 16;
+    r.stop.ignore_eos = true;
+    reqs.push_back(r);
+  }
+  engine::EngineConfig kept;
+  kept.block_size = 4;
+  kept.max_model_len = 128;
+  kept.n_threads = 1;
+  kept.scheduler.max_num_seqs = 4;
+  kept.keep_windowed_kv = true;
+  const auto want = run_engine(**model, **tok, kept, reqs, /*one_by_one=*/true);
+  engine::EngineConfig windowed = kept;
+  windowed.keep_windowed_kv = false;
+  windowed.scheduler.max_num_batched_tokens = 7;
+  windowed.scheduler.long_prefill_threshold = 7;
+  const auto got = run_engine(**model, **tok, windowed, reqs, false);
+  ASSERT_EQ(got.size(), reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(want[i].tokens.size(), 16u);
+    EXPECT_EQ(got[i].tokens, want[i].tokens) << "request " << i;
+  }
+}
+
 // One step's logits do not depend on the other sequences of the step, bit for bit (a stronger check than tokens).
 // qwen3moe: B's tokens activate other experts, so A's rows are gathered out of a larger step.
 class VulkanBatchInvariance : public ::testing::TestWithParam<const char*> {};

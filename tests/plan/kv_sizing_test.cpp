@@ -5,7 +5,9 @@
 #include "model/config.h"
 #include "plan/kv_sizing.h"
 #include "plan/memory_plan.h"
+#include "plan/device_catalog.h"
 #include "plan/model_presets.h"
+#include "plan/model_shapes.h"
 
 namespace kairo::plan {
 namespace {
@@ -179,6 +181,57 @@ TEST(KvSizing, KvOnlyBudgetRefusal) {
   auto fits = size_kv_pool(synth_llama(), kv_cache_budget_request(r, 1u << 20));
   ASSERT_TRUE(fits.ok());
   EXPECT_EQ(fits->n_blocks, 128);
+}
+
+}  // namespace
+}  // namespace kairo::plan
+
+namespace kairo::plan {
+namespace {
+
+// gemma-3-1b: 26 layers, 1 KV head of 256, window 512; layers 5, 11, 17, 23 are global, the other 22 windowed.
+TEST(KvSizing, SlidingWindowLayersGetAPoolBoundedByTheirWindow) {
+  const model::ModelConfig c = find_preset("gemma-3-1b")->config;
+  ASSERT_EQ(c.sliding_window, 512);
+  ASSERT_EQ(c.n_windowed_layers(), 22);
+  const uint64_t per_layer = 2u * 256 * 2;  // K and V, one head of 256 in f16
+  EXPECT_EQ(window_kv_bytes_per_token(c, kv_bytes_per_token(c, DType::F16).value()), 22 * per_layer);
+  KvPoolRequest r;
+  r.budget_bytes = 8ull << 30;
+  r.max_model_len = 32768;
+  r.max_sequences = 8;
+  r.max_num_seqs = 8;
+  r.max_batch_tokens = 512;
+  auto s = size_kv_pool(c, r);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->bytes_per_block, 16u * 4 * per_layer);   // the 4 global layers
+  EXPECT_EQ(s->window_bytes_per_block, 16u * 22 * per_layer);
+  EXPECT_EQ(s->n_window_blocks, 8 * (32 + 3) + 32);    // kv::window_group_blocks(512, 16, 8, 512)
+  EXPECT_EQ(s->n_blocks, 8 * 2048);                     // 8 sequences of 32k in the global layers
+  EXPECT_EQ(s->kv_bytes, 8u * 2048 * s->bytes_per_block + 312u * s->window_bytes_per_block);
+  // Keeping every layer's whole context would need 26 / 4 = 6.5x the global layers' bytes: 6.5 GiB instead of
+  // 1.0 + 0.1 GiB.
+  EXPECT_LT(s->kv_bytes, (13ull << 30) / 10);
+
+  // A budget too small for one sequence of 32k counts the windowed pool as placed first.
+  r.budget_bytes = 200ull << 20;
+  auto refused = size_kv_pool(c, r);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("of sliding-window KV"), std::string::npos) << refused.error().message;
+}
+
+TEST(MemoryPlan, WindowedLayersCountOnlyTheirWindowAtLongContexts) {
+  const auto p = find_preset("gemma-3-1b");
+  ASSERT_TRUE(p.ok());
+  PlanRequest req;
+  req.context_length = 32768;
+  req.concurrency = 4;
+  const DeviceSpec device = *find_device("h100-sxm");
+  auto plan = make_plan(p->config, standard_tensors(p->config, DType::Q8_0), device, req);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const uint64_t per_layer = 2u * 256 * 2;
+  const uint64_t windowed = static_cast<uint64_t>(4 * (32 + 3) + 32) * 16 * 22 * per_layer;
+  EXPECT_EQ(plan->memory.kv_bytes, 4ull * 32768 * 4 * per_layer + windowed);
 }
 
 }  // namespace

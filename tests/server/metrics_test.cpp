@@ -68,6 +68,10 @@ TEST(MetricsPrefixTest, VllmPrefixRenamesTheVllmMetrics) {
   EXPECT_EQ(text.find("kairo:weight_read_bandwidth_perc"), std::string::npos);  // no device ceiling given
   const std::string with_ceiling = metrics.render(engine::EngineStats{.weight_read_gbps = 50}, 200);
   EXPECT_TRUE(has_line(with_ceiling, "kairo:weight_read_bandwidth_perc{model_name=\"m\"} 0.25"));
+  EXPECT_EQ(text.find("window_kv_cache_usage_perc"), std::string::npos);  // no sliding-window layers
+  const std::string windowed =
+      metrics.render(engine::EngineStats{.n_window_kv_blocks_total = 40, .n_window_kv_blocks_used = 10}, 0);
+  EXPECT_TRUE(has_line(windowed, "kairo:window_kv_cache_usage_perc{model_name=\"m\"} 0.25"));
 }
 
 TEST(HistogramTest, BucketsAreCumulativeWithInclusiveUpperBounds) {

@@ -149,6 +149,7 @@ nlohmann::json to_json(const plan::Plan& p, const std::string& source) {
   if (p.kv_pool.ok()) {
     j["kv_pool"] = {{"n_blocks", p.kv_pool->n_blocks}, {"bytes", p.kv_pool->kv_bytes},
                     {"n_token_slots", p.kv_pool->n_token_slots},
+                    {"n_window_blocks", p.kv_pool->n_window_blocks},
                     {"max_concurrency_at_context", p.kv_pool->max_concurrency_at_max_len}};
   } else {
     j["kv_pool"] = {{"error", p.kv_pool.error().message}};
@@ -208,6 +209,13 @@ void print_human(const plan::Plan& p, const std::string& source) {
                 serve.c_str(), static_cast<long long>(p.kv_pool->n_token_slots),
                 static_cast<long long>(p.kv_pool->n_blocks), r.kv_block_size, gib(p.kv_pool->kv_bytes).c_str(),
                 static_cast<long long>(p.kv_pool->max_concurrency_at_max_len), r.context_length);
+    if (p.kv_pool->n_window_blocks > 0) {
+      std::printf("  of which the %d sliding-window layers (window %d) hold %lld blocks (%s) whatever the context: "
+                  "what falls behind the window is freed\n",
+                  p.config.n_windowed_layers(), p.config.sliding_window,
+                  static_cast<long long>(p.kv_pool->n_window_blocks),
+                  gib(static_cast<uint64_t>(p.kv_pool->n_window_blocks) * p.kv_pool->window_bytes_per_block).c_str());
+    }
   } else {
     std::printf("%s on this budget: refuses to start, not even one sequence fits\n", serve.c_str());
   }
