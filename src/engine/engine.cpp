@@ -85,6 +85,7 @@ Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, Engin
       config_(config),
       n_blocks_(n_blocks),
       n_window_blocks_(n_window_blocks),
+      grammar_maskers_(tokenizer, tokenizer.eog_ids()),
       storage_(std::move(storage)),
       kv_(kv::KVCacheConfig{static_cast<int32_t>(n_blocks + 1), config.block_size, config.enable_prefix_caching,
                             kv::hash_block_tokens, n_window_blocks > 0 ? model.config().sliding_window : 0,
@@ -363,8 +364,28 @@ std::string Engine::failure() const {
 
 void Engine::post_process(Sequence& seq, const float* logits) {
   const int n_vocab = model_.config().n_vocab;
-  const int32_t token = seq.sampler.sample(logits, n_vocab);
+  if (seq.request.grammar && !seq.grammar) {
+    seq.grammar = std::make_unique<GrammarConstraint>(seq.request.grammar,
+                                                      grammar_maskers_.get(seq.request.grammar));
+  }
+  const float* sample_from = logits;
+  if (seq.grammar) {
+    sample_from = seq.grammar->mask(logits, n_vocab);
+    if (!seq.grammar->any_allowed()) {  // a grammar that can end but whose end no token of this model can say
+      RequestOutput out;
+      if (!seq.grammar->can_end()) out.error = "the output grammar allows no token of this model's vocabulary here";
+      finish(seq, seq.grammar->can_end() ? FinishReason::Stop : FinishReason::Abort, out);
+      return;
+    }
+  }
+  const int32_t token = seq.sampler.sample(sample_from, n_vocab);
   seq.sampler.accept(token);
+  if (seq.grammar && !seq.grammar->accept(token)) {  // cannot happen: the token was allowed by the mask
+    RequestOutput out;
+    out.error = "the sampled token does not continue the output grammar";
+    finish(seq, FinishReason::Abort, out);
+    return;
+  }
   seq.tokens.push_back(token);
   ++generation_tokens_total_;
   if (seq.n_generated() == 1) seq.first_token = Clock::now();
@@ -393,6 +414,10 @@ void Engine::post_process(Sequence& seq, const float* logits) {
   out.text_delta = seq.stop->push(seq.decoder->push(token));
   if (seq.stop->stopped()) {
     out.stop_reason = seq.stop->matched();
+    finish(seq, FinishReason::Stop, out);
+    return;
+  }
+  if (seq.grammar && !seq.grammar->can_continue()) {  // the grammar's text is complete: nothing may follow
     finish(seq, FinishReason::Stop, out);
     return;
   }

@@ -91,6 +91,7 @@ class Engine final : public EngineClient {
   EngineConfig config_;
   int64_t n_blocks_;
   int64_t n_window_blocks_;
+  GrammarMaskers grammar_maskers_;  // engine thread only
   model::KvStorage storage_;
   kv::KVCacheManager kv_;
   ThreadPool pool_;

@@ -13,6 +13,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::EndOfSequence: return "eos";
     case StopReason::MaxTokens: return "max_tokens";
     case StopReason::ContextFull: return "context_full";
+    case StopReason::GrammarComplete: return "grammar_complete";
   }
   return "?";
 }
@@ -82,12 +83,26 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
 
   for (int step = 0; step < opts.max_tokens; ++step) {
     if (step < opts.n_logit_steps) result.step_logits.push_back(logits);
-    const int32_t token = sampler.sample(logits.data(), c.n_vocab);
+    const float* sample_from = logits.data();
+    if (opts.grammar) {
+      sample_from = opts.grammar->mask(logits.data(), c.n_vocab);
+      if (!opts.grammar->any_allowed()) {
+        if (!opts.grammar->can_end()) return Error{"the output grammar allows no token of this model's vocabulary"};
+        result.stop_reason = StopReason::GrammarComplete;
+        break;
+      }
+    }
+    const int32_t token = sampler.sample(sample_from, c.n_vocab);
     sampler.accept(token);
+    if (opts.grammar && !opts.grammar->accept(token)) return Error{"the sampled token does not continue the grammar"};
     result.tokens.push_back(token);
     if (on_token) on_token(token);
     if (std::find(opts.stop_token_ids.begin(), opts.stop_token_ids.end(), token) != opts.stop_token_ids.end()) {
       result.stop_reason = StopReason::EndOfSequence;
+      break;
+    }
+    if (opts.grammar && !opts.grammar->can_continue()) {
+      result.stop_reason = StopReason::GrammarComplete;
       break;
     }
     if (step + 1 == opts.max_tokens) break;

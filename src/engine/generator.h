@@ -9,6 +9,7 @@
 
 #include "core/result.h"
 #include "core/thread_pool.h"
+#include "engine/grammar_constraint.h"
 #include "model/model.h"
 #include "sampling/sampling_config.h"
 
@@ -24,9 +25,11 @@ struct GenerateOptions {
   // Batch-invariant matmuls even when sampling; temperature 0 always gets them. Otherwise the prompt may be
   // prefilled with relaxed numerics (kernels::Numerics), as the engine does for sampled requests.
   bool exact_numerics = false;
+  // Constrained output (GrammarMaskers makes one): only tokens the grammar allows; stops when nothing can follow.
+  std::shared_ptr<GrammarConstraint> grammar;
 };
 
-enum class StopReason { EndOfSequence, MaxTokens, ContextFull };
+enum class StopReason { EndOfSequence, MaxTokens, ContextFull, GrammarComplete };
 const char* stop_reason_name(StopReason r);
 
 struct GenerateResult {

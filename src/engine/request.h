@@ -2,10 +2,15 @@
 // What a client asks the engine for, and what the engine streams back. Plain data: the server translates OpenAI
 // JSON into these, and the engine never sees JSON.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace kairo::grammar {
+class StackArena;
+}
 
 namespace kairo::engine {
 
@@ -43,6 +48,10 @@ struct Request {
   // logits, so the prompt is computed once for all n choices. If the parent has already moved on (or the prompts
   // differ, or max_num_seqs sequences already run), the request runs on its own, served by the prefix cache.
   RequestId fork_of = 0;
+  // Constrained output (a JSON schema, regex, choice list or GBNF grammar, compiled): only tokens the grammar allows
+  // are sampled, end-of-generation only where its text is complete, and the request stops when nothing can follow.
+  // Null: unconstrained. Once submitted, only the engine thread touches it (requests may share one).
+  std::shared_ptr<grammar::StackArena> grammar;
 };
 
 enum class FinishReason { None, Stop, Length, Abort };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/engine_client.h"
+#include "engine/grammar_constraint.h"
 #include "engine/stop_matcher.h"
 #include "kv/kv_cache_manager.h"
 #include "sampling/sampler_chain.h"
@@ -34,6 +35,7 @@ struct Sequence {
   sampling::SamplerChain sampler;
   std::unique_ptr<tokenizer::IncrementalDecoder> decoder;
   std::unique_ptr<StopMatcher> stop;
+  std::unique_ptr<GrammarConstraint> grammar;  // made on the engine thread when the request has a grammar
 
   Clock::time_point arrival;
   Clock::time_point first_scheduled;

@@ -62,6 +62,12 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
                        std::vector<std::vector<int32_t>> prompts, ApiKind kind) {
   const ServerContext& ctx = *ctx_ptr;
   const int context_length = backend.engine->context_length();
+  std::shared_ptr<grammar::StackArena> grammar;
+  if (!params.grammar.empty()) {
+    auto compiled = ctx.grammars.get(params.grammar, params.grammar_param);
+    if (!compiled.ok()) return exchange->send_error(compiled.error());
+    grammar = std::move(*compiled);
+  }
   std::vector<engine::Request> requests;
   requests.reserve(prompts.size() * params.n);
   for (auto& prompt : prompts) {
@@ -77,7 +83,10 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
     if (auto e = check_context(context_length, n_prompt, max_tokens, kind == ApiKind::Chat)) {
       return exchange->send_error(*e);
     }
-    for (int i = 0; i < params.n; ++i) requests.push_back(make_engine_request(params, prompt, max_tokens, i));
+    for (int i = 0; i < params.n; ++i) {
+      requests.push_back(make_engine_request(params, prompt, max_tokens, i));
+      requests.back().grammar = grammar;
+    }
   }
   GenerationOptions options;
   options.meta.kind = kind;

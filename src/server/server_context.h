@@ -12,6 +12,7 @@
 
 #include "engine/engine_client.h"
 #include "server/chat_template.h"
+#include "server/grammar_cache.h"
 #include "server/metrics.h"
 #include "server/server_config.h"
 #include "tokenizer/tokenizer.h"
@@ -54,6 +55,7 @@ struct ServerContext {
   std::atomic<bool> shutting_down{false};
   ServerMetrics metrics;
   InflightJobs inflight;
+  mutable GrammarCache grammars;  // thread-safe; used from const request handlers
 };
 
 }  // namespace kairo::server

@@ -162,3 +162,64 @@ test("256 concurrent streaming clients all complete, well-formed, and leave no K
   assert.equal(await metric("num_requests_running"), 0);
   assert.equal(await metric("kv_cache_usage_perc"), 0);
 });
+
+test("response_format json_schema: every finished reply validates, streamed or not", async () => {
+  const schema = {
+    type: "object",
+    properties: {
+      name: { type: "string", maxLength: 12 },
+      age: { type: "integer", minimum: 0, maximum: 120 },
+      tags: { type: "array", items: { enum: ["a", "b", "c"] }, maxItems: 3 },
+    },
+    required: ["name", "age"],
+    additionalProperties: false,
+  };
+  const response_format = { type: "json_schema", json_schema: { name: "person", schema, strict: true } };
+  const messages = [{ role: "user", content: "Describe a person as JSON." }];
+  const check = (content) => {
+    const v = JSON.parse(content);
+    assert.equal(typeof v.name, "string");
+    assert.ok([...v.name].length <= 12, content);
+    assert.ok(Number.isInteger(v.age) && v.age >= 0 && v.age <= 120, content);
+    for (const key of Object.keys(v)) assert.ok(["name", "age", "tags"].includes(key), content);
+    if (v.tags !== undefined) assert.ok(v.tags.length <= 3 && v.tags.every((t) => ["a", "b", "c"].includes(t)));
+  };
+  let finished = 0;
+  for (let seed = 0; seed < 8; seed++) {
+    // Completions: the demo model's context is 128 tokens, too few for the chat template and a long reply.
+    const r = await client.completions.create({ model: MODEL, prompt: "A person:", max_tokens: 110, temperature: 1,
+      seed, response_format });
+    if (r.choices[0].finish_reason === "stop") {
+      check(r.choices[0].text);
+      finished++;
+    }
+    const stream = await client.completions.create({ model: MODEL, prompt: "A person:", max_tokens: 110,
+      temperature: 1, seed, response_format, stream: true });
+    let text = "";
+    let finish = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.text ?? "";
+      if (chunk.choices[0]?.finish_reason) finish = chunk.choices[0].finish_reason;
+    }
+    assert.equal(finish, r.choices[0].finish_reason);
+    assert.equal(text, r.choices[0].text);  // same seed, same tokens
+  }
+  const chat = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 60, temperature: 0,
+    response_format: { type: "json_object" } });
+  if (chat.choices[0].finish_reason === "stop") JSON.parse(chat.choices[0].message.content);
+  else assert.ok(chat.choices[0].message.content.startsWith("{"), chat.choices[0].message.content);
+  assert.ok(finished >= 4, `only ${finished} of 8 replies finished within 120 tokens`);
+});
+
+test("structured_outputs choice and an unsupported schema keyword", async () => {
+  for (let seed = 0; seed < 4; seed++) {
+    const r = await client.completions.create({ model: MODEL, prompt: "Answer:", max_tokens: 10, temperature: 1, seed,
+      structured_outputs: { choice: ["yes", "no", "not sure"] } });
+    assert.ok(["yes", "no", "not sure"].includes(r.choices[0].text), r.choices[0].text);
+    assert.equal(r.choices[0].finish_reason, "stop");
+  }
+  await assert.rejects(
+    client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "x" }],
+      response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", format: "hostname" } } } }),
+    (err) => err.status === 400 && /format 'hostname' is not supported/.test(err.message));
+});

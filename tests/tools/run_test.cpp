@@ -92,3 +92,45 @@ TEST(InspectCommand, TruncatedFileExitsOne) {
 
 }  // namespace
 }  // namespace kairo
+
+namespace kairo {
+namespace {
+
+// `kairo run --json-schema` / `--grammar`: the engine path of constrained output, without the server.
+TEST(RunCommand, JsonSchemaAndGrammarConstrainTheOutput) {
+  const std::string schema_path = ::testing::TempDir() + "/run_schema.json";
+  std::ofstream(schema_path) << R"({"type":"object","properties":{"name":{"type":"string","maxLength":6},)"
+                                R"("n":{"type":"integer","minimum":1,"maximum":9}},"required":["name","n"]})";
+  int complete = 0;
+  for (int seed = 0; seed < 6; ++seed) {
+    const auto r = testing::run_kairo("run --model " + testing::demo_model_path() + " --prompt Hi --temperature 1 "
+                                      "--seed " + std::to_string(seed) + " --max-tokens 110 --json --json-schema " +
+                                      schema_path);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json out = json::parse(r.out);
+    if (out["stop_reason"] != "grammar_complete") continue;
+    ++complete;
+    const json v = json::parse(out["text"].get<std::string>());
+    EXPECT_TRUE(v["name"].is_string());
+    EXPECT_TRUE(v["n"].is_number_integer() && v["n"] >= 1 && v["n"] <= 9) << v.dump();
+  }
+  EXPECT_GE(complete, 3);
+
+  const std::string grammar_path = ::testing::TempDir() + "/run_grammar.gbnf";
+  std::ofstream(grammar_path) << "root ::= (\"yes\" | \"no\") \"!\"\n";
+  const auto g = testing::run_kairo("run --model " + testing::demo_model_path() +
+                                    " --prompt Hi --temperature 1 --seed 1 --json --grammar " + grammar_path);
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const json out = json::parse(g.out);
+  EXPECT_EQ(out["stop_reason"], "grammar_complete");
+  EXPECT_TRUE(out["text"] == "yes!" || out["text"] == "no!") << out["text"];
+
+  std::ofstream(grammar_path) << "root ::= undefined_rule\n";
+  const auto bad = testing::run_kairo("run --model " + testing::demo_model_path() + " --prompt Hi --grammar " +
+                                      grammar_path);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("undefined_rule"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace kairo

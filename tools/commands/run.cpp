@@ -1,6 +1,8 @@
 // `kairo run --model M --prompt P [--device D]`: generate a continuation. With --json prints
 // {"prompt_tokens":[...],"tokens":[...],"text":"..."} (+ "logits" for the first --logits K steps).
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "command_registry.h"
@@ -8,6 +10,8 @@
 #include "core/format.h"
 #include "core/thread_pool.h"
 #include "engine/generator.h"
+#include "grammar/byte_grammar.h"
+#include "grammar/json_schema.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -33,7 +37,27 @@ struct RunArgs {
   bool stats = false;
   bool exact_numerics = false;
   std::string device = "cpu";
+  std::string json_schema_file;
+  std::string grammar_file;
 };
+
+// The output grammar of --json-schema / --grammar, compiled; null when neither is given.
+Result<std::shared_ptr<grammar::StackArena>> output_grammar(const RunArgs& args) {
+  if (args.json_schema_file.empty() && args.grammar_file.empty()) return std::shared_ptr<grammar::StackArena>();
+  const std::string& path = args.json_schema_file.empty() ? args.grammar_file : args.json_schema_file;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{strprintf("%s: cannot be read", path.c_str())};
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string gbnf = text;
+  if (!args.json_schema_file.empty()) {
+    auto g = grammar::json_schema_to_gbnf(std::string_view(text));
+    if (!g.ok()) return Error{path + ": " + g.error().message};
+    gbnf = std::move(*g);
+  }
+  auto lowered = grammar::compile_gbnf(gbnf);
+  if (!lowered.ok()) return Error{path + ": " + lowered.error().message};
+  return std::make_shared<grammar::StackArena>(std::move(*lowered));
+}
 
 int run_generate(const RunArgs& args) {
   auto model = load_model_on(args.model, args.device);
@@ -66,6 +90,13 @@ int run_generate(const RunArgs& args) {
     if (tk.is_eog(id)) opts.stop_token_ids.push_back(id);
   }
 
+  auto grammar = output_grammar(args);
+  if (!grammar.ok()) {
+    std::fprintf(stderr, "error: %s\n", grammar.error().message.c_str());
+    return 1;
+  }
+  engine::GrammarMaskers maskers(tk, tk.eog_ids());
+  if (*grammar) opts.grammar = std::make_shared<engine::GrammarConstraint>(*grammar, maskers.get(*grammar));
   ThreadPool pool(args.threads > 0 ? args.threads : ThreadPool::available_cores());
   tokenizer::IncrementalDecoder decoder(tk);
   std::string text;
@@ -132,6 +163,10 @@ void setup(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "Print one JSON object with prompt tokens, tokens and text");
+  auto* schema_opt = cmd->add_option("--json-schema", a->json_schema_file,
+                                     "Constrain the output to this JSON Schema (a file; docs/structured-output.md)");
+  cmd->add_option("--grammar", a->grammar_file, "Constrain the output to this GBNF grammar (a file)")
+      ->excludes(schema_opt);
   cmd->add_flag("--exact-numerics", a->exact_numerics,
                 "Batch-invariant matmuls even when sampling (default: only at temperature 0; a sampled prompt may be "
                 "prefilled with faster relaxed kernels)");

@@ -120,15 +120,6 @@ std::optional<ApiError> reject_unsupported(const json& body, bool is_chat) {
   if (present(body, "functions") || present(body, "function_call")) {
     return invalid_param("functions", "the legacy 'functions' / 'function_call' fields are not supported; use 'tools'");
   }
-  if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
-    if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string()) {
-      return invalid_param("response_format", "'response_format' must be an object with a string 'type'");
-    }
-    if ((*it)["type"] != "text") {
-      return invalid_param("response_format", "only response_format {\"type\": \"text\"} is supported; structured "
-                                              "output is not");
-    }
-  }
   if (is_chat) {
     if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
       if (!it->is_string() || (*it != "none" && *it != "auto")) {
@@ -241,6 +232,7 @@ std::optional<ApiError> parse_generation_params(const json& body, const ParseCon
   s.n_logprobs = out.logprobs;
   KAIRO_API_TRY(get_string(body, "user", "user", kMaxUserBytes, out.user));
   KAIRO_API_TRY(get_int(body, "priority", "priority", -(1 << 20), 1 << 20, out.priority));
+  KAIRO_API_TRY(parse_structured_output(body, out));
   return std::nullopt;
 }
 

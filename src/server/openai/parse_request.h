@@ -29,6 +29,9 @@ ApiResult<DetokenizeRequest> parse_detokenize_request(const nlohmann::ordered_js
 // max_completion_tokens.
 std::optional<ApiError> parse_generation_params(const nlohmann::ordered_json& body, const ParseContext& ctx, bool is_chat,
                                                 GenerationParams& out);
+// Constrained output: response_format, structured_outputs / guided_*, grammar, json_schema ->
+// out.grammar (GBNF) and out.grammar_param (parse_structured_output.cpp).
+std::optional<ApiError> parse_structured_output(const nlohmann::ordered_json& body, GenerationParams& out);
 // Chat messages and tools (parse_chat.cpp).
 std::optional<ApiError> parse_chat_messages(const nlohmann::ordered_json& body, const ParseContext& ctx, ChatRequest& out);
 

@@ -26,6 +26,10 @@ struct GenerationParams {
   int logprobs = -1;                  // -1 none, else top alternatives per token (0 = only the chosen token)
   std::string user;
   int priority = 0;
+  // Constrained output as GBNF (empty: none) and the request field it came from, for error messages. Compiled by
+  // the route through the server's grammar cache.
+  std::string grammar;
+  std::string grammar_param;
 };
 
 // A completions prompt: text to tokenize, or token ids as sent.
