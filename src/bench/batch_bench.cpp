@@ -7,6 +7,9 @@
 #include <random>
 
 #include "core/format.h"
+#include "grammar/byte_grammar.h"
+#include "grammar/json_schema.h"
+#include "grammar/stack_arena.h"
 #include "engine/engine.h"
 
 namespace kairo::bench {
@@ -24,9 +27,11 @@ struct Timeline {
   std::vector<std::pair<Clock::time_point, int>> events;  // (arrival, tokens)
 };
 
-engine::Request make_request(std::mt19937_64& rng, int n_vocab, int n_prompt, int n_gen, float temperature) {
+engine::Request make_request(std::mt19937_64& rng, int n_vocab, int n_prompt, int n_gen, float temperature,
+                             const std::shared_ptr<grammar::StackArena>& grammar) {
   std::uniform_int_distribution<int32_t> pick(0, n_vocab - 1);
   engine::Request r;
+  r.grammar = grammar;
   r.prompt_tokens.resize(static_cast<size_t>(n_prompt));
   for (auto& t : r.prompt_tokens) t = pick(rng);
   r.sampling.temperature = temperature;
@@ -38,14 +43,15 @@ engine::Request make_request(std::mt19937_64& rng, int n_vocab, int n_prompt, in
 
 // Submits n requests at once and waits for all; returns their timeline relative to the submit time.
 Result<BatchBenchRow> run_one(engine::Engine& eng, std::mt19937_64& rng, int n_vocab, int n, int n_prompt, int n_gen,
-                              float temperature) {
+                              float temperature, const std::shared_ptr<grammar::StackArena>& grammar) {
   Timeline tl;
   tl.first_token.assign(static_cast<size_t>(n), Clock::time_point{});
   std::vector<engine::Request> requests;
-  for (int i = 0; i < n; ++i) requests.push_back(make_request(rng, n_vocab, n_prompt, n_gen, temperature));
+  for (int i = 0; i < n; ++i) requests.push_back(make_request(rng, n_vocab, n_prompt, n_gen, temperature, grammar));
   const Clock::time_point t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
-    auto id = eng.submit(std::move(requests[static_cast<size_t>(i)]), [&tl, i](const engine::RequestOutput& out) {
+    const bool constrained = grammar != nullptr;
+    auto id = eng.submit(std::move(requests[static_cast<size_t>(i)]), [&tl, i, constrained](const engine::RequestOutput& out) {
       const Clock::time_point now = Clock::now();
       std::lock_guard<std::mutex> lock(tl.mutex);
       if (!out.tokens.empty()) {
@@ -54,7 +60,9 @@ Result<BatchBenchRow> run_one(engine::Engine& eng, std::mt19937_64& rng, int n_v
       }
       if (out.finished) {
         ++tl.n_finished;
-        if (out.finish_reason != engine::FinishReason::Length) ++tl.n_failed;
+        // A constrained request may complete its text early ("stop"); anything else must run to n_gen tokens.
+        const bool early_ok = constrained && out.finish_reason == engine::FinishReason::Stop;
+        if (out.finish_reason != engine::FinishReason::Length && !early_ok) ++tl.n_failed;
         tl.done.notify_one();
       }
     });
@@ -118,13 +126,20 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
   ec.n_kv_blocks = std::max<int64_t>(per_seq * max_seqs, full_ctx);
   KAIRO_TRY_ASSIGN(std::unique_ptr<engine::Engine> eng, engine::Engine::create(model, tokenizer, ec));
 
+  std::shared_ptr<grammar::StackArena> grammar;
+  if (!o.json_schema.empty()) {
+    KAIRO_TRY_ASSIGN(const std::string gbnf, grammar::json_schema_to_gbnf(std::string_view(o.json_schema)));
+    KAIRO_TRY_ASSIGN(grammar::ByteGrammar lowered, grammar::compile_gbnf(gbnf));
+    grammar = std::make_shared<grammar::StackArena>(std::move(lowered));
+  }
   std::mt19937_64 rng(o.seed);
   // Warm-up: faults in the weights and starts the engine's threads.
-  auto warm_up = run_one(*eng, rng, c.n_vocab, 1, std::min(o.n_prompt, 16), 2, o.temperature);
+  auto warm_up = run_one(*eng, rng, c.n_vocab, 1, std::min(o.n_prompt, 16), 2, o.temperature, grammar);
   if (!warm_up.ok()) return warm_up.error();
   std::vector<BatchBenchRow> rows;
   for (int n : o.n_seqs) {
-    KAIRO_TRY_ASSIGN(BatchBenchRow row, run_one(*eng, rng, c.n_vocab, n, o.n_prompt, o.n_gen, o.temperature));
+    KAIRO_TRY_ASSIGN(BatchBenchRow row,
+                     run_one(*eng, rng, c.n_vocab, n, o.n_prompt, o.n_gen, o.temperature, grammar));
     if (on_row) on_row(row);
     rows.push_back(row);
   }

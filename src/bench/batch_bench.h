@@ -8,6 +8,8 @@
 // weights read once per step for all B sequences, this is what batching buys.
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/result.h"
@@ -27,6 +29,9 @@ struct BatchBenchOptions {
   // 0: greedy requests, which get the batch-invariant (exact) kernels; above 0: seeded sampled requests, for which
   // the engine may take relaxed paths (kernels::Numerics).
   float temperature = 0.0f;
+  // Every request constrained by this JSON Schema (empty: none): what structured output costs the batch. Requests
+  // may then finish early (their text complete); the generation t/s counts the tokens produced.
+  std::string json_schema;
 };
 
 struct BatchBenchRow {

@@ -24,6 +24,10 @@ std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::st
 
 // The chat prompt's token ids: the template rendered, then tokenized with special tokens parsed and a BOS added when
 // the model wants one and the template did not write it.
-ApiResult<std::vector<int32_t>> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat);
+struct ChatPrompt {
+  std::vector<int32_t> tokens;
+  bool opens_thinking = false;  // the rendered prompt ends inside an opened `<think>` block (Qwen3, DeepSeek-R1)
+};
+ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat);
 
 }  // namespace kairo::server

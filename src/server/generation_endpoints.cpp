@@ -59,7 +59,7 @@ engine::Request make_engine_request(const GenerationParams& p, std::vector<int32
 // Shared tail of both endpoints: context check per prompt, n engine requests per prompt, the job.
 void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
                        std::shared_ptr<Exchange> exchange, const GenerationParams& params,
-                       std::vector<std::vector<int32_t>> prompts, ApiKind kind) {
+                       std::vector<std::vector<int32_t>> prompts, ApiKind kind, bool reasoning_opened = false) {
   const ServerContext& ctx = *ctx_ptr;
   const int context_length = backend.engine->context_length();
   std::shared_ptr<grammar::StackArena> grammar;
@@ -97,6 +97,10 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   options.include_usage = params.include_usage;
   options.logprobs = params.logprobs;
   options.n_per_prompt = params.n;
+  using Format = ServerConfig::ReasoningFormat;
+  options.split_reasoning = kind == ApiKind::Chat && (ctx.config.reasoning_format == Format::Deepseek ||
+                                                      (ctx.config.reasoning_format == Format::Auto && backend.template_thinks));
+  options.reasoning_opened = reasoning_opened;
   GenerationJob::start(ctx_ptr, backend, std::move(exchange), std::move(options), std::move(requests));
 }
 
@@ -115,7 +119,18 @@ std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::st
   return e;
 }
 
-ApiResult<std::vector<int32_t>> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat) {
+namespace {
+
+bool ends_with_open_think(const std::string& text) {
+  size_t end = text.size();
+  while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == '\t')) --end;
+  constexpr std::string_view kOpen = "<think>";
+  return end >= kOpen.size() && std::string_view(text).substr(end - kOpen.size(), kOpen.size()) == kOpen;
+}
+
+}  // namespace
+
+ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat) {
   const ChatTemplate& tmpl = backend.chat_template;
   static const ChatTemplate fallback = chatml_template();
   const nlohmann::ordered_json no_tools;
@@ -139,9 +154,11 @@ ApiResult<std::vector<int32_t>> chat_prompt_tokens(const Backend& backend, const
     const std::string& bos_text = tok.token_text(tok.bos_id());
     if (!bos_text.empty() && text.compare(0, bos_text.size(), bos_text) == 0) add_bos = false;
   }
-  auto tokens = tok.encode(text, add_bos, /*parse_special=*/true);
-  if (tokens.empty()) return invalid_param("messages", "the conversation renders to an empty prompt");
-  return tokens;
+  ChatPrompt prompt;
+  prompt.tokens = tok.encode(text, add_bos, /*parse_special=*/true);
+  if (prompt.tokens.empty()) return invalid_param("messages", "the conversation renders to an empty prompt");
+  prompt.opens_thinking = ends_with_open_think(text);
+  return prompt;
 }
 
 void handle_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
@@ -173,11 +190,12 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
   auto parsed = parse_chat_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
   if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
-  auto tokens = chat_prompt_tokens(backend, *parsed);
-  if (!tokens.ok()) return exchange->send_error(tokens.error());
+  auto prompt = chat_prompt_tokens(backend, *parsed);
+  if (!prompt.ok()) return exchange->send_error(prompt.error());
   std::vector<std::vector<int32_t>> prompts;
-  prompts.push_back(std::move(*tokens));
-  submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat);
+  prompts.push_back(std::move(prompt->tokens));
+  submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat,
+                    prompt->opens_thinking);
 }
 
 void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange) {
@@ -189,7 +207,7 @@ void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpReque
   if (parsed->is_chat) {
     auto chat_tokens = chat_prompt_tokens(backend, parsed->chat);
     if (!chat_tokens.ok()) return exchange.send_error(chat_tokens.error());
-    tokens = std::move(*chat_tokens);
+    tokens = std::move(chat_tokens->tokens);
   } else {
     const auto& tok = *backend.tokenizer;
     tokens = tok.encode(parsed->prompt, parsed->add_special_tokens && tok.add_bos_by_default(),

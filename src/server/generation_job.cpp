@@ -131,7 +131,21 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
     c.last_token = now;
   }
   const size_t text_offset = c.text.size();
-  c.text += out.text_delta;
+  std::string content = out.text_delta;
+  std::string reasoning;
+  if (options_.split_reasoning) {
+    if (!c.splitter) c.splitter.emplace(options_.reasoning_opened);
+    ReasoningSplitter::Piece piece = c.splitter->push(out.text_delta);
+    if (out.finished) {
+      ReasoningSplitter::Piece rest = c.splitter->flush();
+      piece.reasoning += rest.reasoning;
+      piece.content += rest.content;
+    }
+    content = std::move(piece.content);
+    reasoning = std::move(piece.reasoning);
+    c.reasoning += reasoning;
+  }
+  c.text += content;
   std::vector<TokenLogprobView> views;
   if (options_.logprobs >= 0) {
     views = logprob_views(out);
@@ -149,7 +163,8 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
       (!out.text_delta.empty() || !out.tokens.empty() || !views.empty() || normal_finish)) {
     ChoiceDelta d;
     d.index = static_cast<int>(idx);
-    d.text = out.text_delta;
+    d.text = std::move(content);
+    d.reasoning = std::move(reasoning);
     d.with_logprobs = options_.logprobs >= 0;
     d.logprobs = std::move(views);
     d.text_offset = text_offset;
@@ -228,6 +243,7 @@ void GenerationJob::complete() {
     ChoiceResult r;
     r.index = static_cast<int>(i);
     r.text = std::move(c.text);
+    if (options_.split_reasoning) r.reasoning = std::move(c.reasoning);
     r.finish_reason = openai_finish_reason(c.reason);
     r.stop_reason = c.stop_reason;
     r.with_logprobs = options_.logprobs >= 0;

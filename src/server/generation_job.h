@@ -5,12 +5,14 @@
 // aborts its engine requests when the client leaves or the server shuts down.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/engine_client.h"
 #include "server/exchange.h"
 #include "server/openai/render_response.h"
+#include "server/reasoning_splitter.h"
 #include "server/server_context.h"
 
 namespace kairo::server {
@@ -21,6 +23,9 @@ struct GenerationOptions {
   bool include_usage = false;
   int logprobs = -1;
   int n_per_prompt = 1;  // usage counts each prompt once, not once per choice
+  // Chat: split reasoning from content (ServerConfig::split_reasoning); the prompt opened the thinking block.
+  bool split_reasoning = false;
+  bool reasoning_opened = false;
 };
 
 class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
@@ -49,6 +54,8 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     std::string stop_reason;
     std::string error;  // why the engine aborted it on its own (a failed device)
     std::string text;
+    std::string reasoning;
+    std::optional<ReasoningSplitter> splitter;
     std::vector<TokenLogprobView> logprobs;
     int n_prompt = 0;
     int n_cached = 0;

@@ -73,8 +73,10 @@ Status Server::start() {
   return Status::success();
 }
 
-void Server::attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template) {
+void Server::attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template,
+                    bool template_thinks) {
   auto backend = std::make_unique<Backend>();
+  backend->template_thinks = template_thinks;
   backend->engine = &engine;
   backend->tokenizer = &tokenizer;
   backend->chat_template = std::move(chat_template);

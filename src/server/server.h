@@ -30,7 +30,8 @@ class Server {
   // Binds the address and starts the HTTP threads. Errors say which address and why.
   Status start();
   // Makes the server ready. The engine and tokenizer must outlive the server. chat_template empty: ChatML.
-  void attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template = {});
+  void attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template = {},
+              bool template_thinks = false);
   int port() const;
 
   // Blocks until SIGINT or SIGTERM (or stop() from another thread), then stops gracefully. Returns stop()'s value.

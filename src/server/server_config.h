@@ -42,6 +42,11 @@ struct ServerConfig {
   double shutdown_timeout_s = 30;      // in-flight requests after stop(): finish within this, then get aborted
   int retry_after_s = 1;               // Retry-After on 429 (engine queue full)
   bool access_log = true;              // one JSON line per request on stderr
+  // Chat replies of a thinking model: with Deepseek, `<think>…</think>` goes to message.reasoning_content (and
+  // .reasoning) and the rest to content (llama.cpp's --reasoning-format deepseek); Auto does so when the model's
+  // chat template has a `</think>` (Backend::template_thinks); None leaves the reply as it is.
+  enum class ReasoningFormat { Auto, Deepseek, None };
+  ReasoningFormat reasoning_format = ReasoningFormat::Auto;
   RequestLimits limits;
   HttpLimits http;
 };

@@ -1,6 +1,8 @@
 // `kairo bench batch --model M --batch 1,2,4,...`: aggregate throughput of B sequences decoded together through the
 // engine, like llama-batched-bench (see bench/batch_bench.h).
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "bench/batch_bench.h"
@@ -14,12 +16,14 @@ namespace {
 
 struct BatchArgs {
   std::string model;
+  std::string json_schema_file;
   bench::BatchBenchOptions options;
   bool json = false;
   std::string device = "cpu";
 };
 
 int run_bench_batch(const BatchArgs& a) {
+  bench::BatchBenchOptions options = a.options;
   if (a.options.n_threads < 0 || !(a.options.temperature >= 0)) {
     std::fprintf(stderr, "error: --threads and --temperature must be >= 0\n");
     return 1;
@@ -30,6 +34,14 @@ int run_bench_batch(const BatchArgs& a) {
     return 1;
   }
   model::Model& m = **model;
+  if (!a.json_schema_file.empty()) {
+    std::ifstream in(a.json_schema_file, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "error: %s cannot be read\n", a.json_schema_file.c_str());
+      return 1;
+    }
+    options.json_schema.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   auto tok = tokenizer::Tokenizer::from_gguf(m.file());
   if (!tok.ok()) {
     std::fprintf(stderr, "error: %s (the engine needs the model's tokenizer; `kairo synth` copies one)\n",
@@ -52,7 +64,7 @@ int run_bench_batch(const BatchArgs& a) {
                 r.total_tps);
     std::fflush(stdout);
   };
-  auto rows = bench::run_batch_bench(m, **tok, a.options, print_row);
+  auto rows = bench::run_batch_bench(m, **tok, options, print_row);
   if (!rows.ok()) {
     std::fprintf(stderr, "error: %s\n", rows.error().message.c_str());
     return 1;
@@ -99,6 +111,8 @@ void setup(CLI::App& bench) {
                   "Sampling temperature (0: greedy requests, batch-invariant kernels; above 0: seeded sampling, "
                   "relaxed kernels where faster)")
       ->capture_default_str();
+  cmd->add_option("--json-schema", a->json_schema_file,
+                  "Constrain every request to this JSON Schema (a file): the cost of structured output");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { set_exit_code(run_bench_batch(*a)); });
 }

@@ -30,6 +30,7 @@ struct ServeArgs {
   std::string model = "models/aidreams260K.gguf";
   std::vector<std::string> served_names;  // first = the id in /v1/models; the rest are aliases
   std::string api_key_file;
+  std::string reasoning_format = "auto";  // auto | deepseek | none (ServerConfig::reasoning_format)
   server::ServerConfig server;
   // Engine.
   int threads = 0;
@@ -170,6 +171,9 @@ int run_serve(ServeArgs a) {
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
 
+  a.server.reasoning_format = a.reasoning_format == "deepseek" ? server::ServerConfig::ReasoningFormat::Deepseek
+                              : a.reasoning_format == "none"   ? server::ServerConfig::ReasoningFormat::None
+                                                               : server::ServerConfig::ReasoningFormat::Auto;
   server::Server srv(a.server, info);
   if (auto s = srv.start(); !s.ok()) return fail(s.error().message);
   std::fprintf(stderr, "kairo serve: listening on http://%s:%d (loading %s)\n", a.server.host.c_str(), srv.port(),
@@ -182,12 +186,14 @@ int run_serve(ServeArgs a) {
   const tokenizer::Tokenizer& tk = **tok;
 
   server::ChatTemplate chat_template;  // empty: ChatML
+  bool template_thinks = false;
   if ((*model)->file().find("tokenizer.chat_template")) {
     auto source = (*model)->file().get_string("tokenizer.chat_template");
     if (!source.ok()) return fail(source.error().message);
     const std::string bos = tk.bos_id() >= 0 ? tk.token_text(tk.bos_id()) : "";
     const std::string eos = tk.eos_id() >= 0 ? tk.token_text(tk.eos_id()) : "";
     chat_template = jinja_template(*source, bos, eos);
+    template_thinks = source->find("</think>") != std::string::npos;
   } else {
     std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
   }
@@ -210,7 +216,7 @@ int run_serve(ServeArgs a) {
   if (!engine.ok()) return fail("cannot start the engine: " + engine.error().message);
   std::fprintf(stderr, "kairo serve: %s\n", engine->engine->memory_summary().c_str());
 
-  srv.attach(*engine->engine, tk, std::move(chat_template));
+  srv.attach(*engine->engine, tk, std::move(chat_template), template_thinks);
   const bool drained = srv.run_until_signal([&] {
     std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
                  engine->engine->context_length());
@@ -246,6 +252,11 @@ void setup(CLI::App& app) {
   cmd->add_option("--retry-after", s.retry_after_s, "Retry-After seconds sent with 429 when the queue is full")
       ->capture_default_str()->check(CLI::Range(0, 3600));
   cmd->add_flag("--no-access-log", [a](int64_t) { a->server.access_log = false; }, "Do not log requests to stderr");
+  cmd->add_option("--reasoning-format", a->reasoning_format,
+                  "Chat replies of thinking models: deepseek puts <think>...</think> in reasoning_content, none leaves "
+                  "it in content, auto is deepseek when the chat template has a </think>")
+      ->check(CLI::IsMember({"auto", "deepseek", "none"}))
+      ->capture_default_str();
   // Request limits.
   cmd->add_option("--max-body-bytes", lim.max_body_bytes, "Largest request body (413 beyond)")->capture_default_str();
   cmd->add_option("--max-header-bytes", lim.max_header_bytes, "Largest request head (431 beyond)")

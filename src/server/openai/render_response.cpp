@@ -92,6 +92,11 @@ std::string render_response(const ResponseMeta& meta, const std::vector<ChoiceRe
     json choice = {{"index", c.index}};
     if (chat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+      if (c.reasoning) {  // both names: reasoning_content (DeepSeek, llama.cpp, older vLLM) and reasoning (vLLM)
+        const json r = c.reasoning->empty() ? json(nullptr) : json(*c.reasoning);
+        choice["message"]["reasoning_content"] = r;
+        choice["message"]["reasoning"] = r;
+      }
       choice["logprobs"] = c.with_logprobs ? chat_logprobs(c.logprobs) : json(nullptr);
     } else {
       choice["text"] = c.text;
@@ -117,6 +122,10 @@ std::string render_chunk(const ResponseMeta& meta, const ChoiceDelta& d, bool wi
       delta["content"] = "";
     } else if (!d.text.empty()) {
       delta["content"] = d.text;
+    }
+    if (!d.reasoning.empty()) {
+      delta["reasoning_content"] = d.reasoning;
+      delta["reasoning"] = d.reasoning;
     }
     choice["delta"] = std::move(delta);
     choice["logprobs"] = d.with_logprobs && !d.logprobs.empty() ? chat_logprobs(d.logprobs) : json(nullptr);

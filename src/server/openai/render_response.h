@@ -38,6 +38,7 @@ struct ResponseMeta {
 struct ChoiceResult {
   int index = 0;
   std::string text;
+  std::optional<std::string> reasoning;    // chat with reasoning split: the thinking (may be empty)
   std::string finish_reason;               // "stop" / "length"
   std::string stop_reason;                 // the stop string that ended it, if any
   bool with_logprobs = false;
@@ -49,6 +50,7 @@ struct ChoiceDelta {
   int index = 0;
   bool role = false;                       // chat: the opening {"role":"assistant","content":""} delta
   std::string text;
+  std::string reasoning;                   // chat: thinking text of this delta (reasoning_content)
   bool with_logprobs = false;
   std::vector<TokenLogprobView> logprobs;
   size_t text_offset = 0;                  // completions logprobs: offset of this delta in the choice's text
