@@ -14,4 +14,11 @@ ChatTemplate chatml_template() {
   };
 }
 
+ChatTemplateTraits chat_template_traits(std::string_view source) {
+  ChatTemplateTraits t;
+  t.thinks = source.find("</think>") != std::string_view::npos;
+  t.tool_calls = detect_tool_call_format(source);
+  return t;
+}
+
 }  // namespace kairo::server

@@ -8,6 +8,8 @@
 
 #include "core/result.h"
 
+#include "server/tool_call_parser.h"
+
 namespace kairo::server {
 
 struct ChatTemplateInput {
@@ -23,5 +25,12 @@ using ChatTemplate = std::function<Result<std::string>(const ChatTemplateInput&)
 
 // "<|im_start|>{role}\n{content}<|im_end|>\n" per message, then "<|im_start|>assistant\n" when asked.
 ChatTemplate chatml_template();
+
+// What a template's source says about the model's replies.
+struct ChatTemplateTraits {
+  bool thinks = false;                                  // it knows `</think>`: a thinking model
+  ToolCallFormat tool_calls = ToolCallFormat::None;     // how its tool calls are written
+};
+ChatTemplateTraits chat_template_traits(std::string_view source);
 
 }  // namespace kairo::server

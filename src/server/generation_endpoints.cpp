@@ -7,6 +7,7 @@
 #include "server/endpoints.h"
 #include "server/generation_job.h"
 #include "server/openai/parse_request.h"
+#include "server/tool_grammar.h"
 
 namespace kairo::server {
 
@@ -59,12 +60,13 @@ engine::Request make_engine_request(const GenerationParams& p, std::vector<int32
 // Shared tail of both endpoints: context check per prompt, n engine requests per prompt, the job.
 void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
                        std::shared_ptr<Exchange> exchange, const GenerationParams& params,
-                       std::vector<std::vector<int32_t>> prompts, ApiKind kind, bool reasoning_opened = false) {
+                       std::vector<std::vector<int32_t>> prompts, ApiKind kind, bool reasoning_opened = false,
+                       ToolCallFormat tool_calls = ToolCallFormat::None) {
   const ServerContext& ctx = *ctx_ptr;
   const int context_length = backend.engine->context_length();
   std::shared_ptr<grammar::StackArena> grammar;
   if (!params.grammar.empty()) {
-    auto compiled = ctx.grammars.get(params.grammar, params.grammar_param);
+    auto compiled = ctx.grammars.get(params.grammar, params.grammar_param, params.grammar_root);
     if (!compiled.ok()) return exchange->send_error(compiled.error());
     grammar = std::move(*compiled);
   }
@@ -99,8 +101,9 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   options.n_per_prompt = params.n;
   using Format = ServerConfig::ReasoningFormat;
   options.split_reasoning = kind == ApiKind::Chat && (ctx.config.reasoning_format == Format::Deepseek ||
-                                                      (ctx.config.reasoning_format == Format::Auto && backend.template_thinks));
+                                                      (ctx.config.reasoning_format == Format::Auto && backend.template_traits.thinks));
   options.reasoning_opened = reasoning_opened;
+  options.tool_calls = tool_calls;
   GenerationJob::start(ctx_ptr, backend, std::move(exchange), std::move(options), std::move(requests));
 }
 
@@ -192,10 +195,26 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
   if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
   auto prompt = chat_prompt_tokens(backend, *parsed);
   if (!prompt.ok()) return exchange->send_error(prompt.error());
+  // Tools: calls are parsed in the template's format unless tool_choice is "none"; "required" and a named function
+  // are enforced by a grammar.
+  const ToolCallFormat format = backend.template_traits.tool_calls;
+  const bool with_tools = !parsed->tools.is_null() && parsed->tool_choice != "none";
+  if (with_tools && (parsed->tool_choice == "required" || parsed->tool_choice == "function")) {
+    if (!parsed->params.grammar.empty()) {
+      return exchange->send_error(invalid_param("tool_choice", "a 'tool_choice' that forces a call cannot be combined "
+                                                               "with an output constraint ('" +
+                                                                   parsed->params.grammar_param + "')"));
+    }
+    auto g = tool_choice_grammar(*parsed, format);
+    if (!g.ok()) return exchange->send_error(g.error());
+    parsed->params.grammar = std::move(g->gbnf);
+    parsed->params.grammar_root = std::move(g->root);
+    parsed->params.grammar_param = "tool_choice";
+  }
   std::vector<std::vector<int32_t>> prompts;
   prompts.push_back(std::move(prompt->tokens));
   submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat,
-                    prompt->opens_thinking);
+                    prompt->opens_thinking, with_tools ? format : ToolCallFormat::None);
 }
 
 void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange) {

@@ -1,6 +1,7 @@
 #include "server/generation_job.h"
 
 #include <algorithm>
+#include <random>
 
 #include "server/sse.h"
 
@@ -8,12 +9,20 @@ namespace kairo::server {
 
 namespace {
 
-const char* openai_finish_reason(engine::FinishReason r) {
+const char* openai_finish_reason(engine::FinishReason r, bool made_tool_calls = false) {
   switch (r) {
     case engine::FinishReason::Length: return "length";
     case engine::FinishReason::Abort: return "abort";
-    default: return "stop";
+    default: return made_tool_calls ? "tool_calls" : "stop";
   }
+}
+
+std::string call_id() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* kAlnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += kAlnum[rng() % 62];
+  return id;
 }
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -145,6 +154,22 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
     reasoning = std::move(piece.reasoning);
     c.reasoning += reasoning;
   }
+  std::vector<std::pair<int, ToolCallView>> new_calls;
+  if (options_.tool_calls != ToolCallFormat::None) {
+    if (!c.tool_parser) c.tool_parser.emplace(options_.tool_calls);
+    ToolCallParser::Piece piece = c.tool_parser->push(content);
+    if (out.finished) {
+      ToolCallParser::Piece rest = c.tool_parser->flush();
+      piece.content += rest.content;
+      for (auto& call : rest.calls) piece.calls.push_back(std::move(call));
+    }
+    content = std::move(piece.content);
+    for (ParsedToolCall& call : piece.calls) {
+      ToolCallView v{call_id(), std::move(call.name), std::move(call.arguments)};
+      new_calls.emplace_back(static_cast<int>(c.tool_calls.size()), v);
+      c.tool_calls.push_back(std::move(v));
+    }
+  }
   c.text += content;
   std::vector<TokenLogprobView> views;
   if (options_.logprobs >= 0) {
@@ -165,11 +190,12 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
     d.index = static_cast<int>(idx);
     d.text = std::move(content);
     d.reasoning = std::move(reasoning);
+    d.tool_calls = std::move(new_calls);
     d.with_logprobs = options_.logprobs >= 0;
     d.logprobs = std::move(views);
     d.text_offset = text_offset;
     if (normal_finish) {
-      d.finish_reason = openai_finish_reason(out.finish_reason);
+      d.finish_reason = openai_finish_reason(out.finish_reason, !c.tool_calls.empty());
       d.stop_reason = out.stop_reason;
     }
     stream_event(render_chunk(options_.meta, d, options_.include_usage));
@@ -244,7 +270,8 @@ void GenerationJob::complete() {
     r.index = static_cast<int>(i);
     r.text = std::move(c.text);
     if (options_.split_reasoning) r.reasoning = std::move(c.reasoning);
-    r.finish_reason = openai_finish_reason(c.reason);
+    r.finish_reason = openai_finish_reason(c.reason, !c.tool_calls.empty());
+    r.tool_calls = std::move(c.tool_calls);
     r.stop_reason = c.stop_reason;
     r.with_logprobs = options_.logprobs >= 0;
     r.logprobs = std::move(c.logprobs);

@@ -13,6 +13,7 @@
 #include "server/exchange.h"
 #include "server/openai/render_response.h"
 #include "server/reasoning_splitter.h"
+#include "server/tool_call_parser.h"
 #include "server/server_context.h"
 
 namespace kairo::server {
@@ -26,6 +27,8 @@ struct GenerationOptions {
   // Chat: split reasoning from content (ServerConfig::split_reasoning); the prompt opened the thinking block.
   bool split_reasoning = false;
   bool reasoning_opened = false;
+  // Chat with tools: calls in this format are parsed out of the content (None: not parsed).
+  ToolCallFormat tool_calls = ToolCallFormat::None;
 };
 
 class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
@@ -56,6 +59,8 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     std::string text;
     std::string reasoning;
     std::optional<ReasoningSplitter> splitter;
+    std::optional<ToolCallParser> tool_parser;
+    std::vector<ToolCallView> tool_calls;
     std::vector<TokenLogprobView> logprobs;
     int n_prompt = 0;
     int n_cached = 0;

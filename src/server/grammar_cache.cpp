@@ -28,11 +28,13 @@ GrammarCache::Stats GrammarCache::stats() const {
   return stats_;
 }
 
-ApiResult<std::shared_ptr<grammar::StackArena>> GrammarCache::get(const std::string& gbnf, const std::string& param) {
+ApiResult<std::shared_ptr<grammar::StackArena>> GrammarCache::get(const std::string& gbnf, const std::string& param,
+                                                                  const std::string& root) {
+  const std::string key = root + '\0' + gbnf;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->first != gbnf) continue;
+      if (it->first != key) continue;
       entries_.splice(entries_.begin(), entries_, it);
       ++stats_.hits;
       return entries_.front().second;
@@ -46,8 +48,8 @@ ApiResult<std::shared_ptr<grammar::StackArena>> GrammarCache::get(const std::str
     ++*n_compiling_;
   }
   auto job = std::make_shared<Compilation>();
-  std::thread([n_compiling = n_compiling_, job, gbnf] {
-    auto lowered = grammar::compile_gbnf(gbnf);
+  std::thread([n_compiling = n_compiling_, job, gbnf, root] {
+    auto lowered = grammar::compile_gbnf(gbnf, root);
     std::shared_ptr<grammar::StackArena> arena;
     if (lowered.ok()) arena = std::make_shared<grammar::StackArena>(std::move(*lowered));
     {
@@ -71,7 +73,7 @@ ApiResult<std::shared_ptr<grammar::StackArena>> GrammarCache::get(const std::str
   if (!job->arena) return invalid_param(param, "'" + param + "': the output grammar is invalid: " + job->error);
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.compiled;
-  entries_.emplace_front(gbnf, job->arena);
+  entries_.emplace_front(key, job->arena);
   if (entries_.size() > max_entries_) entries_.pop_back();
   return job->arena;
 }

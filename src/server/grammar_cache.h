@@ -24,7 +24,8 @@ class GrammarCache {
 
   // The compiled grammar of `gbnf`, or a 400 naming `param` (syntax errors with line and column, undefined rules,
   // left recursion, the time limit), or a 429 when max_compiling compilations already run.
-  ApiResult<std::shared_ptr<grammar::StackArena>> get(const std::string& gbnf, const std::string& param);
+  ApiResult<std::shared_ptr<grammar::StackArena>> get(const std::string& gbnf, const std::string& param,
+                                                      const std::string& root = "root");
 
   struct Stats {
     uint64_t hits = 0, compiled = 0, timed_out = 0;

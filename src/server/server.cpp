@@ -74,9 +74,9 @@ Status Server::start() {
 }
 
 void Server::attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template,
-                    bool template_thinks) {
+                    ChatTemplateTraits traits) {
   auto backend = std::make_unique<Backend>();
-  backend->template_thinks = template_thinks;
+  backend->template_traits = traits;
   backend->engine = &engine;
   backend->tokenizer = &tokenizer;
   backend->chat_template = std::move(chat_template);

@@ -31,7 +31,7 @@ class Server {
   Status start();
   // Makes the server ready. The engine and tokenizer must outlive the server. chat_template empty: ChatML.
   void attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template = {},
-              bool template_thinks = false);
+              ChatTemplateTraits traits = {});
   int port() const;
 
   // Blocks until SIGINT or SIGTERM (or stop() from another thread), then stops gracefully. Returns stop()'s value.

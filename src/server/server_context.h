@@ -26,7 +26,7 @@ struct Backend {
   engine::EngineClient* engine = nullptr;
   const tokenizer::Tokenizer* tokenizer = nullptr;
   ChatTemplate chat_template;  // empty: chatml_template()
-  bool template_thinks = false;  // the chat template knows `</think>` (a thinking model)
+  ChatTemplateTraits template_traits;  // thinking model? its tool-call format?
 };
 
 class InflightJobs {

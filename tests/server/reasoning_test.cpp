@@ -25,7 +25,7 @@ class ReasoningTest : public ServerTest {
     engine_ = std::make_unique<FakeEngine>(demo_tokenizer(), FakeEngineConfig{});
     server_ = std::make_unique<Server>(config, test_model());
     ASSERT_TRUE(server_->start().ok());
-    server_->attach(*engine_, demo_tokenizer(), thinking_template(), template_thinks);
+    server_->attach(*engine_, demo_tokenizer(), thinking_template(), ChatTemplateTraits{template_thinks});
     port_ = server_->port();
   }
   json body(bool stream) const {

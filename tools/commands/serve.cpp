@@ -186,14 +186,14 @@ int run_serve(ServeArgs a) {
   const tokenizer::Tokenizer& tk = **tok;
 
   server::ChatTemplate chat_template;  // empty: ChatML
-  bool template_thinks = false;
+  server::ChatTemplateTraits template_traits;
   if ((*model)->file().find("tokenizer.chat_template")) {
     auto source = (*model)->file().get_string("tokenizer.chat_template");
     if (!source.ok()) return fail(source.error().message);
     const std::string bos = tk.bos_id() >= 0 ? tk.token_text(tk.bos_id()) : "";
     const std::string eos = tk.eos_id() >= 0 ? tk.token_text(tk.eos_id()) : "";
     chat_template = jinja_template(*source, bos, eos);
-    template_thinks = source->find("</think>") != std::string::npos;
+    template_traits = server::chat_template_traits(*source);
   } else {
     std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
   }
@@ -216,7 +216,7 @@ int run_serve(ServeArgs a) {
   if (!engine.ok()) return fail("cannot start the engine: " + engine.error().message);
   std::fprintf(stderr, "kairo serve: %s\n", engine->engine->memory_summary().c_str());
 
-  srv.attach(*engine->engine, tk, std::move(chat_template), template_thinks);
+  srv.attach(*engine->engine, tk, std::move(chat_template), template_traits);
   const bool drained = srv.run_until_signal([&] {
     std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
                  engine->engine->context_length());

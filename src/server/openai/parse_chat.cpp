@@ -1,5 +1,7 @@
 // Chat messages and tools: validated, then normalised into the shape chat templates expect (string content,
 // tool-call arguments as objects).
+#include <algorithm>
+
 #include "core/format.h"
 #include "server/openai/json_fields.h"
 #include "server/openai/parse_request.h"
@@ -118,6 +120,49 @@ std::optional<ApiError> parse_tools(const json& body, const ParseContext& ctx, C
   return std::nullopt;
 }
 
+std::optional<ApiError> parse_tool_choice(const json& body, ChatRequest& out) {
+  KAIRO_API_TRY(get_bool(body, "parallel_tool_calls", "parallel_tool_calls", out.parallel_tool_calls));
+  auto it = body.find("tool_choice");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) {
+    const std::string& c = it->get_ref<const std::string&>();
+    if (c != "none" && c != "auto" && c != "required") {
+      return invalid_param("tool_choice", strprintf("'tool_choice' %s is not one of \"none\", \"auto\", "
+                                                    "\"required\" or {\"type\": \"function\", \"function\": "
+                                                    "{\"name\": ...}}",
+                                                    quote_for_error(c, 40).c_str()));
+    }
+    out.tool_choice = c;
+  } else {
+    const bool shaped = it->is_object() && it->value("type", json()) == "function" && it->contains("function") &&
+                        (*it)["function"].is_object() && (*it)["function"].contains("name") &&
+                        (*it)["function"]["name"].is_string();
+    if (!shaped) {
+      return invalid_param("tool_choice", "'tool_choice' must be \"none\", \"auto\", \"required\" or "
+                                          "{\"type\": \"function\", \"function\": {\"name\": ...}}");
+    }
+    out.tool_choice = "function";
+    out.tool_choice_name = (*it)["function"]["name"].get<std::string>();
+  }
+  if (out.tool_choice == "none" || out.tool_choice == "auto") return std::nullopt;
+  if (out.tools.is_null()) {
+    return invalid_param("tool_choice", strprintf("'tool_choice' %s needs 'tools'", out.tool_choice == "required"
+                                                                                          ? "\"required\""
+                                                                                          : "naming a function"));
+  }
+  if (out.tool_choice == "function") {
+    const bool known = std::any_of(out.tools.begin(), out.tools.end(), [&](const json& t) {
+      return t["function"]["name"] == out.tool_choice_name;
+    });
+    if (!known) {
+      return invalid_param("tool_choice.function.name",
+                           strprintf("'tool_choice' names the function %s, which is not in 'tools'",
+                                     quote_for_error(out.tool_choice_name, 64).c_str()));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ApiError> parse_chat_messages(const json& body, const ParseContext& ctx, ChatRequest& out) {
@@ -177,6 +222,7 @@ std::optional<ApiError> parse_chat_messages(const json& body, const ParseContext
     out.messages.push_back(std::move(norm));
   }
   KAIRO_API_TRY(parse_tools(body, ctx, out));
+  KAIRO_API_TRY(parse_tool_choice(body, out));
   KAIRO_API_TRY(get_bool(body, "add_generation_prompt", "add_generation_prompt", out.add_generation_prompt));
   KAIRO_API_TRY(get_bool(body, "continue_final_message", "continue_final_message", out.continue_final_message));
   if (out.continue_final_message && out.add_generation_prompt && present(body, "add_generation_prompt")) {

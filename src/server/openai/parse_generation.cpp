@@ -120,14 +120,6 @@ std::optional<ApiError> reject_unsupported(const json& body, bool is_chat) {
   if (present(body, "functions") || present(body, "function_call")) {
     return invalid_param("functions", "the legacy 'functions' / 'function_call' fields are not supported; use 'tools'");
   }
-  if (is_chat) {
-    if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
-      if (!it->is_string() || (*it != "none" && *it != "auto")) {
-        return invalid_param("tool_choice", "'tool_choice' may be \"none\" or \"auto\"; forcing a tool is not "
-                                            "supported");
-      }
-    }
-  }
   return std::nullopt;
 }
 

@@ -92,6 +92,15 @@ std::string render_response(const ResponseMeta& meta, const std::vector<ChoiceRe
     json choice = {{"index", c.index}};
     if (chat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+      if (!c.tool_calls.empty()) {
+        json calls = json::array();
+        for (const ToolCallView& t : c.tool_calls) {
+          calls.push_back({{"id", t.id}, {"type", "function"},
+                           {"function", {{"name", t.name}, {"arguments", t.arguments}}}});
+        }
+        choice["message"]["tool_calls"] = std::move(calls);
+        if (c.text.empty()) choice["message"]["content"] = nullptr;
+      }
       if (c.reasoning) {  // both names: reasoning_content (DeepSeek, llama.cpp, older vLLM) and reasoning (vLLM)
         const json r = c.reasoning->empty() ? json(nullptr) : json(*c.reasoning);
         choice["message"]["reasoning_content"] = r;
@@ -126,6 +135,14 @@ std::string render_chunk(const ResponseMeta& meta, const ChoiceDelta& d, bool wi
     if (!d.reasoning.empty()) {
       delta["reasoning_content"] = d.reasoning;
       delta["reasoning"] = d.reasoning;
+    }
+    if (!d.tool_calls.empty()) {  // each call whole: id, type, name and all its arguments in this one delta
+      json calls = json::array();
+      for (const auto& [index, t] : d.tool_calls) {
+        calls.push_back({{"index", index}, {"id", t.id}, {"type", "function"},
+                         {"function", {{"name", t.name}, {"arguments", t.arguments}}}});
+      }
+      delta["tool_calls"] = std::move(calls);
     }
     choice["delta"] = std::move(delta);
     choice["logprobs"] = d.with_logprobs && !d.logprobs.empty() ? chat_logprobs(d.logprobs) : json(nullptr);

@@ -35,10 +35,17 @@ struct ResponseMeta {
   std::string model;
 };
 
+struct ToolCallView {
+  std::string id;         // "call_..."
+  std::string name;
+  std::string arguments;  // JSON text
+};
+
 struct ChoiceResult {
   int index = 0;
   std::string text;
   std::optional<std::string> reasoning;    // chat with reasoning split: the thinking (may be empty)
+  std::vector<ToolCallView> tool_calls;    // chat: parsed calls (content is then null when empty)
   std::string finish_reason;               // "stop" / "length"
   std::string stop_reason;                 // the stop string that ended it, if any
   bool with_logprobs = false;
@@ -51,6 +58,7 @@ struct ChoiceDelta {
   bool role = false;                       // chat: the opening {"role":"assistant","content":""} delta
   std::string text;
   std::string reasoning;                   // chat: thinking text of this delta (reasoning_content)
+  std::vector<std::pair<int, ToolCallView>> tool_calls;  // chat: calls completed in this delta, with their index
   bool with_logprobs = false;
   std::vector<TokenLogprobView> logprobs;
   size_t text_offset = 0;                  // completions logprobs: offset of this delta in the choice's text

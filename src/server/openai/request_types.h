@@ -30,6 +30,7 @@ struct GenerationParams {
   // the route through the server's grammar cache.
   std::string grammar;
   std::string grammar_param;
+  std::string grammar_root = "root";
 };
 
 // A completions prompt: text to tokenize, or token ids as sent.
@@ -51,6 +52,12 @@ struct ChatRequest {
   // joined); assistant tool_calls (with arguments as a string) and tool_call_id / name kept.
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   nlohmann::ordered_json tools;               // array, or null when none
+  // tool_choice: "auto" (the model decides), "none" (no calls are parsed), "required" (at least one call, enforced
+  // by a grammar), or "function" with tool_choice_name (that tool, enforced). Calls are parsed in the model's format
+  // (Backend::template_traits).
+  std::string tool_choice = "auto";
+  std::string tool_choice_name;
+  bool parallel_tool_calls = true;
   bool add_generation_prompt = true;
   bool continue_final_message = false;
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();

@@ -1,0 +1,41 @@
+#include "server/tool_grammar.h"
+
+#include "core/format.h"
+#include "grammar/json_schema.h"
+
+namespace kairo::server {
+
+using json = nlohmann::ordered_json;
+
+ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallFormat format) {
+  if (format != ToolCallFormat::Hermes) {
+    return invalid_param("tool_choice", "this model's chat template writes tool calls in no format kairo parses "
+                                        "(it knows Hermes/Qwen <tool_call>); use tool_choice \"auto\" or \"none\"");
+  }
+  json any_of = json::array();
+  for (size_t i = 0; i < chat.tools.size(); ++i) {
+    const json& fn = chat.tools[i]["function"];
+    const std::string name = fn["name"].get<std::string>();
+    if (chat.tool_choice == "function" && name != chat.tool_choice_name) continue;
+    const json params = fn.contains("parameters") && !fn["parameters"].is_null() ? fn["parameters"]
+                                                                                  : json{{"type", "object"}};
+    const std::string param = strprintf("tools[%zu].function.parameters", i);
+    if (auto alone = grammar::json_schema_to_gbnf(params); !alone.ok()) {  // the precise field in the error
+      return invalid_param(param, "'" + param + "': " + alone.error().message);
+    }
+    any_of.push_back(json{{"type", "object"},
+                          {"properties", {{"name", {{"const", name}}}, {"arguments", params}}},
+                          {"required", {"name", "arguments"}},
+                          {"additionalProperties", false}});
+  }
+  const json schema = any_of.size() == 1 ? any_of[0] : json{{"anyOf", any_of}};
+  auto gbnf = grammar::json_schema_to_gbnf(schema);
+  if (!gbnf.ok()) return invalid_param("tools", "'tools': " + gbnf.error().message);
+  ToolGrammar g;
+  g.root = "tool-calls";
+  g.gbnf = *gbnf + "\ntool-call ::= \"<tool_call>\\n\" root \"\\n</tool_call>\"\n" +
+           (chat.parallel_tool_calls ? "tool-calls ::= tool-call (\"\\n\" tool-call)*\n" : "tool-calls ::= tool-call\n");
+  return g;
+}
+
+}  // namespace kairo::server

@@ -1,0 +1,107 @@
+// The Hermes tool-call parser on recorded-style outputs (text before the call, two parallel calls), fed whole and
+// byte by byte: the same calls and content every way, arguments exact, no marker text in content.
+#include "server/tool_call_parser.h"
+
+#include <gtest/gtest.h>
+
+namespace kairo::server {
+namespace {
+
+struct Parsed {
+  std::string content;
+  std::vector<ParsedToolCall> calls;
+};
+
+Parsed feed(const std::string& text, size_t chunk, ToolCallFormat format = ToolCallFormat::Hermes) {
+  ToolCallParser p(format);
+  Parsed out;
+  auto take = [&](ToolCallParser::Piece piece) {
+    out.content += piece.content;
+    for (auto& c : piece.calls) out.calls.push_back(std::move(c));
+  };
+  for (size_t i = 0; i < text.size(); i += chunk) take(p.push(std::string_view(text).substr(i, chunk)));
+  take(p.flush());
+  return out;
+}
+
+void expect_parse(const std::string& text, const std::string& content,
+                  const std::vector<std::pair<std::string, std::string>>& calls) {
+  for (size_t chunk : {text.size() + 1, size_t{1}, size_t{2}, size_t{7}}) {
+    const Parsed got = feed(text, chunk);
+    EXPECT_EQ(got.content, content) << "chunks of " << chunk << ": " << text;
+    ASSERT_EQ(got.calls.size(), calls.size()) << "chunks of " << chunk << ": " << text;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(got.calls[i].name, calls[i].first);
+      EXPECT_EQ(got.calls[i].arguments, calls[i].second);
+    }
+  }
+}
+
+TEST(ToolCallParser, DetectsTheFormatFromTheTemplate) {
+  EXPECT_EQ(detect_tool_call_format("{% if tools %}<tool_call>{{ x }}</tool_call>{% endif %}"), ToolCallFormat::Hermes);
+  EXPECT_EQ(detect_tool_call_format("{{ messages }}"), ToolCallFormat::None);
+}
+
+TEST(ToolCallParser, TextThenACall) {
+  expect_parse("Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+               "</tool_call>",
+               "Let me check.\n", {{"get_weather", R"({"city":"Paris"})"}});
+}
+
+TEST(ToolCallParser, TwoParallelCallsAndBlanksBetween) {
+  expect_parse("<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n"
+               "{\"name\": \"b\", \"arguments\": {\"x\": [1, 2], \"s\": \"</tool\"}}\n</tool_call>\n",
+               "", {{"a", "{}"}, {"b", R"({"x":[1,2],"s":"</tool"})"}});
+}
+
+TEST(ToolCallParser, WhatIsNotACallStaysContent) {
+  expect_parse("no calls here, just <tool talk", "no calls here, just <tool talk", {});
+  expect_parse("<tool_call>\n{\"name\": \"a\", \"argu", "<tool_call>\n{\"name\": \"a\", \"argu", {});  // cut off
+  expect_parse("<tool_call>not json</tool_call>", "<tool_call>not json</tool_call>", {});
+  expect_parse("<tool_call>{\"arguments\": {}}</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", {});
+}
+
+TEST(ToolCallParser, TextAfterACallIsKeptWithItsBlanks) {
+  expect_parse("<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n\nDone.", "\n\nDone.", {{"a", "{}"}});
+}
+
+TEST(ToolCallParser, WithoutAFormatEverythingIsContent) {
+  const std::string text = "<tool_call>{\"name\": \"a\"}</tool_call>";
+  EXPECT_EQ(feed(text, 3, ToolCallFormat::None).content, text);
+  EXPECT_TRUE(feed(text, 3, ToolCallFormat::None).calls.empty());
+}
+
+}  // namespace
+}  // namespace kairo::server
+
+#include <fstream>
+#include <sstream>
+
+#include "server/chat_template.h"
+#include "test_paths.h"
+
+namespace kairo::server {
+namespace {
+
+std::string shared_template(const std::string& name) {
+  std::ifstream in(kairo::testing::shared_path("chat-templates/" + name));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_FALSE(ss.str().empty()) << name;
+  return ss.str();
+}
+
+TEST(ChatTemplateTraits, RealTemplatesAreRecognised) {
+  const auto qwen = chat_template_traits(shared_template("Qwen-Qwen2.5-7B-Instruct.jinja"));
+  EXPECT_EQ(qwen.tool_calls, ToolCallFormat::Hermes);
+  EXPECT_FALSE(qwen.thinks);
+  EXPECT_EQ(chat_template_traits(shared_template("NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja")).tool_calls,
+            ToolCallFormat::Hermes);
+  EXPECT_TRUE(chat_template_traits(shared_template("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja")).thinks);
+  const auto llama = chat_template_traits(shared_template("meta-llama-Llama-3.1-8B-Instruct.jinja"));
+  EXPECT_EQ(llama.tool_calls, ToolCallFormat::None);  // Llama-3.x JSON calls: not parsed yet
+  EXPECT_FALSE(llama.thinks);
+}
+
+}  // namespace
+}  // namespace kairo::server

@@ -1,0 +1,196 @@
+// Tool calls end to end over HTTP with the real engine on a random-weight model (the grammar, not the model, makes
+// the calls valid) and a Hermes-format template: tool_choice "required" and a named function give calls whose
+// arguments validate, finish_reason "tool_calls", content null; parallel_tool_calls false gives one call; the
+// streamed deltas carry each call once, whole, and equal the non-streamed reply; "none" parses nothing.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "engine/engine.h"
+#include "http_client.h"
+#include "model/model.h"
+#include "server/server.h"
+#include "test_paths.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kairo::server::testing {
+namespace {
+
+using json = nlohmann::json;
+
+// A short Hermes-style template: the tools' names, the conversation, then the assistant's turn.
+ChatTemplate hermes_template() {
+  return [](const ChatTemplateInput& in) -> Result<std::string> {
+    std::string s = "tools:";
+    if (in.tools.is_array())
+      for (const auto& t : in.tools) s += " " + t["function"]["name"].get<std::string>();
+    s += "\n";
+    for (const auto& m : in.messages) s += m["role"].get<std::string>() + ": " + m["content"].get<std::string>() + "\n";
+    return s + "assistant:";
+  };
+}
+
+class ToolCallsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    model_ = std::move(m).value().release();
+    auto t = tokenizer::Tokenizer::from_gguf(model_->file());
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    tokenizer_ = std::move(t).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete tokenizer_;
+    delete model_;
+  }
+  void SetUp() override {
+    engine::EngineConfig cfg;
+    cfg.max_model_len = 512;
+    cfg.scheduler.max_num_seqs = 8;
+    auto e = engine::Engine::create(*model_, *tokenizer_, cfg);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    engine_ = std::move(e).value();
+    ServerConfig c;
+    c.port = 0;
+    c.n_http_threads = 2;
+    c.access_log = false;
+    ModelInfo info;
+    info.id = "demo";
+    server_ = std::make_unique<Server>(c, info);
+    ASSERT_TRUE(server_->start().ok());
+    server_->attach(*engine_, *tokenizer_, hermes_template(), ChatTemplateTraits{false, ToolCallFormat::Hermes});
+    port_ = server_->port();
+  }
+  void TearDown() override {
+    server_->stop();
+    server_.reset();
+    engine_.reset();
+  }
+  HttpResult chat(json body) {
+    body["messages"] = json::array({{{"role", "user"}, {"content", "weather in Paris?"}}});
+    body["tools"] = tools();
+    return request(port_, "POST", "/v1/chat/completions", body.dump());
+  }
+  static json tools() {
+    return json::array(
+        {{{"type", "function"},
+          {"function",
+           {{"name", "get_weather"},
+            {"parameters",
+             {{"type", "object"},
+              {"properties", {{"city", {{"type", "string"}, {"maxLength", 10}}},
+                              {"unit", {{"enum", {"c", "f"}}}}}},
+              {"required", {"city", "unit"}}}}}}},
+         {{"type", "function"},
+          {"function",
+           {{"name", "add"},
+            {"parameters",
+             {{"type", "object"},
+              {"properties", {{"a", {{"type", "integer"}, {"minimum", 0}, {"maximum", 99}}},
+                              {"b", {{"type", "integer"}, {"minimum", 0}, {"maximum", 99}}}}},
+              {"required", {"a", "b"}},
+              {"additionalProperties", false}}}}}}});
+  }
+  // A call's arguments valid against its tool's parameters (checked by hand: the schemas are small).
+  static void expect_valid_call(const json& call) {
+    ASSERT_EQ(call["type"], "function");
+    EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
+    const std::string name = call["function"]["name"];
+    const json args = json::parse(call["function"]["arguments"].get<std::string>());
+    if (name == "get_weather") {
+      ASSERT_TRUE(args["city"].is_string()) << args;
+      EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << args;
+    } else {
+      ASSERT_EQ(name, "add");
+      EXPECT_EQ(args.size(), 2u) << args;
+      EXPECT_TRUE(args["a"].is_number_integer() && args["a"] >= 0 && args["a"] <= 99) << args;
+      EXPECT_TRUE(args["b"].is_number_integer() && args["b"] >= 0 && args["b"] <= 99) << args;
+    }
+  }
+
+  static model::Model* model_;
+  static tokenizer::Tokenizer* tokenizer_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<Server> server_;
+  int port_ = 0;
+};
+
+model::Model* ToolCallsTest::model_ = nullptr;
+tokenizer::Tokenizer* ToolCallsTest::tokenizer_ = nullptr;
+
+TEST_F(ToolCallsTest, RequiredGivesValidCallsStreamedOrNot) {
+  int n_checked = 0;
+  for (int seed = 0; seed < 8; ++seed) {
+    const json body = {{"tool_choice", "required"}, {"temperature", 1}, {"seed", seed}, {"max_tokens", 450}};
+    const auto r = chat(body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    if (choice["finish_reason"] == "length") continue;  // cut inside a call: a prefix, as the model wrote it
+    EXPECT_EQ(choice["finish_reason"], "tool_calls") << choice;
+    const json calls = choice["message"]["tool_calls"];
+    ASSERT_GE(calls.size(), 1u) << choice;
+    ++n_checked;
+    EXPECT_TRUE(choice["message"]["content"].is_null()) << choice;
+    for (const json& c : calls) expect_valid_call(c);
+
+    json streamed_body = body;
+    streamed_body["stream"] = true;
+    const auto s = chat(streamed_body);
+    ASSERT_EQ(s.status, 200);
+    json streamed = json::array();
+    std::string content;
+    std::string finish;
+    for (const std::string& e : s.sse_data()) {
+      if (e == "[DONE]") break;
+      const json ch = json::parse(e)["choices"][0];
+      if (ch["delta"].contains("content")) content += ch["delta"]["content"].get<std::string>();
+      if (ch["delta"].contains("tool_calls")) {
+        for (const json& c : ch["delta"]["tool_calls"]) {
+          EXPECT_EQ(c["index"], streamed.size());  // each index once, in order, whole
+          streamed.push_back(c);
+        }
+      }
+      if (!ch["finish_reason"].is_null()) finish = ch["finish_reason"];
+    }
+    EXPECT_EQ(finish, "tool_calls");
+    EXPECT_EQ(content.find("<tool_call>"), std::string::npos);
+    ASSERT_EQ(streamed.size(), calls.size());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(streamed[i]["function"], calls[i]["function"]);  // same seed, same tokens; ids are fresh
+      expect_valid_call(streamed[i]);
+    }
+  }
+  EXPECT_GE(n_checked, 4) << "most replies should finish their calls within 450 tokens";
+}
+
+TEST_F(ToolCallsTest, ANamedFunctionAndOneCallAtATime) {
+  int n_checked = 0;
+  for (int seed = 0; seed < 6; ++seed) {
+    const auto r = chat({{"tool_choice", {{"type", "function"}, {"function", {{"name", "add"}}}}},
+                         {"parallel_tool_calls", false}, {"temperature", 1}, {"seed", seed}, {"max_tokens", 200}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    if (choice["finish_reason"] == "length") continue;
+    EXPECT_EQ(choice["finish_reason"], "tool_calls");
+    const json calls = choice["message"]["tool_calls"];
+    ASSERT_EQ(calls.size(), 1u) << choice;
+    EXPECT_EQ(calls[0]["function"]["name"], "add");
+    expect_valid_call(calls[0]);
+    ++n_checked;
+  }
+  EXPECT_GE(n_checked, 4);
+}
+
+TEST_F(ToolCallsTest, NoneParsesNothingAndAForcedCallCannotTakeAResponseFormat) {
+  const auto r = chat({{"tool_choice", "none"}, {"temperature", 0}, {"max_tokens", 8}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(r.json()["choices"][0]["message"].contains("tool_calls"));
+  const auto bad = chat({{"tool_choice", "required"}, {"response_format", {{"type", "json_object"}}}});
+  ASSERT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.json()["error"]["message"],
+            "a 'tool_choice' that forces a call cannot be combined with an output constraint ('response_format')");
+}
+
+}  // namespace
+}  // namespace kairo::server::testing
