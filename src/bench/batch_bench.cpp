@@ -127,8 +127,11 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
   KAIRO_TRY_ASSIGN(std::unique_ptr<engine::Engine> eng, engine::Engine::create(model, tokenizer, ec));
 
   std::shared_ptr<grammar::StackArena> grammar;
-  if (!o.json_schema.empty()) {
-    KAIRO_TRY_ASSIGN(const std::string gbnf, grammar::json_schema_to_gbnf(std::string_view(o.json_schema)));
+  if (!o.json_schema.empty() || !o.gbnf.empty()) {
+    std::string gbnf = o.gbnf;
+    if (!o.json_schema.empty()) {
+      KAIRO_TRY_ASSIGN(gbnf, grammar::json_schema_to_gbnf(std::string_view(o.json_schema)));
+    }
     KAIRO_TRY_ASSIGN(grammar::ByteGrammar lowered, grammar::compile_gbnf(gbnf));
     grammar = std::make_shared<grammar::StackArena>(std::move(lowered));
   }

@@ -32,6 +32,7 @@ struct BatchBenchOptions {
   // Every request constrained by this JSON Schema (empty: none): what structured output costs the batch. Requests
   // may then finish early (their text complete); the generation t/s counts the tokens produced.
   std::string json_schema;
+  std::string gbnf;  // or a GBNF grammar (one that can always continue keeps every sequence to n_gen tokens)
 };
 
 struct BatchBenchRow {

@@ -17,6 +17,7 @@ namespace {
 struct BatchArgs {
   std::string model;
   std::string json_schema_file;
+  std::string grammar_file;
   bench::BatchBenchOptions options;
   bool json = false;
   std::string device = "cpu";
@@ -34,13 +35,14 @@ int run_bench_batch(const BatchArgs& a) {
     return 1;
   }
   model::Model& m = **model;
-  if (!a.json_schema_file.empty()) {
-    std::ifstream in(a.json_schema_file, std::ios::binary);
+  for (auto [path, into] : {std::pair{&a.json_schema_file, &options.json_schema}, std::pair{&a.grammar_file, &options.gbnf}}) {
+    if (path->empty()) continue;
+    std::ifstream in(*path, std::ios::binary);
     if (!in) {
-      std::fprintf(stderr, "error: %s cannot be read\n", a.json_schema_file.c_str());
+      std::fprintf(stderr, "error: %s cannot be read\n", path->c_str());
       return 1;
     }
-    options.json_schema.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    into->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   auto tok = tokenizer::Tokenizer::from_gguf(m.file());
   if (!tok.ok()) {
@@ -111,8 +113,9 @@ void setup(CLI::App& bench) {
                   "Sampling temperature (0: greedy requests, batch-invariant kernels; above 0: seeded sampling, "
                   "relaxed kernels where faster)")
       ->capture_default_str();
-  cmd->add_option("--json-schema", a->json_schema_file,
-                  "Constrain every request to this JSON Schema (a file): the cost of structured output");
+  auto* schema = cmd->add_option("--json-schema", a->json_schema_file,
+                                 "Constrain every request to this JSON Schema (a file): the cost of structured output");
+  cmd->add_option("--grammar", a->grammar_file, "Constrain every request to this GBNF grammar (a file)")->excludes(schema);
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { set_exit_code(run_bench_batch(*a)); });
 }
