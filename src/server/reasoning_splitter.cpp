@@ -2,21 +2,13 @@
 
 #include <algorithm>
 
+#include "server/text_markers.h"
+
 namespace kairo::server {
 namespace {
 
 constexpr std::string_view kOpen = "<think>";
 constexpr std::string_view kClose = "</think>";
-
-bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// The length of the longest suffix of `s` that is a proper prefix of `marker`.
-size_t partial_marker_suffix(std::string_view s, std::string_view marker) {
-  for (size_t n = std::min(s.size(), marker.size() - 1); n > 0; --n) {
-    if (s.substr(s.size() - n) == marker.substr(0, n)) return n;
-  }
-  return 0;
-}
 
 }  // namespace
 

@@ -4,19 +4,15 @@
 // unconstrained ones leaves their tokens unchanged.
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
-#include <mutex>
 #include <regex>
 
 #include "engine/engine.h"
+#include "engine_test_support.h"
 #include "grammar/byte_grammar.h"
 #include "grammar/json_schema.h"
 #include "grammar/stack_arena.h"
-#include "model/model.h"
-#include "test_paths.h"
-#include "tokenizer/tokenizer.h"
 
 namespace kairo::engine {
 namespace {
@@ -24,24 +20,20 @@ namespace {
 using ordered = nlohmann::ordered_json;
 
 struct Fixture {
-  std::unique_ptr<model::Model> model;
-  std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+  testing::LoadedModel loaded;
   std::unique_ptr<Engine> engine;
+  tokenizer::Tokenizer* tokenizer = nullptr;
 };
 
 Fixture& fixture() {
   static Fixture f = [] {
     Fixture out;
-    auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
-    EXPECT_TRUE(m.ok()) << m.error().message;
-    out.model = std::move(m).value();
-    auto t = tokenizer::Tokenizer::from_gguf(out.model->file());
-    EXPECT_TRUE(t.ok()) << t.error().message;
-    out.tokenizer = std::move(t).value();
+    out.loaded = testing::load_shared_model("synth-llama-gqa.Q8_0.gguf");
+    out.tokenizer = out.loaded.tokenizer.get();
     EngineConfig cfg;
     cfg.scheduler.max_num_seqs = 64;
     cfg.max_model_len = 512;
-    auto e = Engine::create(*out.model, *out.tokenizer, cfg);
+    auto e = Engine::create(*out.loaded.model, *out.loaded.tokenizer, cfg);
     EXPECT_TRUE(e.ok()) << e.error().message;
     out.engine = std::move(e).value();
     return out;
@@ -55,37 +47,9 @@ std::shared_ptr<grammar::StackArena> compile(const std::string& gbnf) {
   return std::make_shared<grammar::StackArena>(std::move(*g));
 }
 
-struct Output {
-  std::vector<int32_t> tokens;
-  std::string text;
-  FinishReason reason = FinishReason::None;
-  std::string error;
-};
+using Output = testing::Finished;
 
-std::vector<Output> run(const std::vector<Request>& reqs) {
-  Engine& engine = *fixture().engine;
-  std::vector<Output> out(reqs.size());
-  std::mutex mutex;
-  std::condition_variable done;
-  size_t n_done = 0;
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    auto id = engine.submit(reqs[i], [&, i](const RequestOutput& o) {
-      std::lock_guard<std::mutex> lock(mutex);
-      for (const auto& t : o.tokens) out[i].tokens.push_back(t.token);
-      out[i].text += o.text_delta;
-      if (o.finished) {
-        out[i].reason = o.finish_reason;
-        out[i].error = o.error;
-        ++n_done;
-        done.notify_all();
-      }
-    });
-    EXPECT_TRUE(std::holds_alternative<RequestId>(id));
-  }
-  std::unique_lock<std::mutex> lock(mutex);
-  done.wait(lock, [&] { return n_done == reqs.size(); });
-  return out;
-}
+std::vector<Output> run(const std::vector<Request>& reqs) { return testing::run_requests(*fixture().engine, reqs); }
 
 Request sampled(std::shared_ptr<grammar::StackArena> g, uint64_t seed, int max_tokens = 300) {
   Request r;

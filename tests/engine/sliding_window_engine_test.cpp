@@ -4,41 +4,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <mutex>
 #include <random>
 
 #include "engine/engine.h"
-#include "model/model.h"
-#include "test_paths.h"
-#include "tokenizer/tokenizer.h"
+#include "engine_test_support.h"
 
 namespace kairo::engine {
 namespace {
 
-struct Gemma3 {
-  std::unique_ptr<model::Model> model;
-  std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-};
-
-Gemma3& gemma3() {
-  static Gemma3 f = [] {
-    Gemma3 out;
-    auto m = model::Model::load(kairo::testing::shared_path("models/synth-gemma3.Q8_0.gguf"));
-    EXPECT_TRUE(m.ok()) << m.error().message;
-    out.model = std::move(m).value();
-    auto t = tokenizer::Tokenizer::from_gguf(out.model->file());
-    EXPECT_TRUE(t.ok()) << t.error().message;
-    out.tokenizer = std::move(t).value();
-    return out;
-  }();
-  return f;
+testing::LoadedModel& gemma3() {
+  static testing::LoadedModel m = testing::load_shared_model("synth-gemma3.Q8_0.gguf");
+  return m;
 }
 
-struct Output {
-  std::vector<int32_t> tokens;
-  int n_cached = 0;
-};
+using Output = testing::Finished;
 
 // Runs the requests together and records, after every step's outputs, the most windowed and full blocks in use.
 struct RunResult {
@@ -49,27 +29,13 @@ struct RunResult {
 
 RunResult run(Engine& engine, const std::vector<Request>& reqs) {
   RunResult r;
-  r.outputs.resize(reqs.size());
   std::mutex mutex;
-  std::condition_variable done;
-  size_t n_done = 0;
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    auto id = engine.submit(reqs[i], [&, i](const RequestOutput& out) {
-      const EngineStats st = engine.stats();
-      std::lock_guard<std::mutex> lock(mutex);
-      r.most_window_blocks = std::max(r.most_window_blocks, st.n_window_kv_blocks_used);
-      r.most_full_blocks = std::max(r.most_full_blocks, st.n_kv_blocks_used);
-      for (const auto& t : out.tokens) r.outputs[i].tokens.push_back(t.token);
-      r.outputs[i].n_cached = out.n_cached_prompt_tokens;
-      if (out.finished) {
-        ++n_done;
-        done.notify_all();
-      }
-    });
-    EXPECT_TRUE(std::holds_alternative<RequestId>(id));
-  }
-  std::unique_lock<std::mutex> lock(mutex);
-  done.wait(lock, [&] { return n_done == reqs.size(); });
+  r.outputs = testing::run_requests(engine, reqs, [&](size_t, const RequestOutput&) {
+    const EngineStats st = engine.stats();
+    std::lock_guard<std::mutex> lock(mutex);
+    r.most_window_blocks = std::max(r.most_window_blocks, st.n_window_kv_blocks_used);
+    r.most_full_blocks = std::max(r.most_full_blocks, st.n_kv_blocks_used);
+  });
   return r;
 }
 
