@@ -1,6 +1,7 @@
 #include "server/tool_call_parser.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -12,24 +13,32 @@ namespace {
 constexpr std::string_view kOpen = "<tool_call>";
 constexpr std::string_view kClose = "</tool_call>";
 
+// A call's JSON body: {"name": string, "arguments" | "parameters": object} (both keys optional-object).
+std::optional<ParsedToolCall> parse_call(const std::string& text) {
+  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) return std::nullopt;
+  const char* key = body.contains("arguments") ? "arguments" : body.contains("parameters") ? "parameters" : nullptr;
+  if (key != nullptr && !body[key].is_object()) return std::nullopt;
+  return ParsedToolCall{body["name"].get<std::string>(), key != nullptr ? body[key].dump() : "{}"};
+}
+
 }  // namespace
 
 ToolCallFormat detect_tool_call_format(std::string_view source) {
-  return source.find(kOpen) != std::string_view::npos ? ToolCallFormat::Hermes : ToolCallFormat::None;
+  if (source.find(kOpen) != std::string_view::npos) return ToolCallFormat::Hermes;
+  if (source.find(R"({"name": function name, "parameters": dictionary)") != std::string_view::npos) {
+    return ToolCallFormat::Llama3Json;
+  }
+  return ToolCallFormat::None;
 }
 
 void ToolCallParser::close_call(Piece& out) {
-  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(held_, nullptr, /*allow_exceptions=*/false);
-  const bool is_call = body.is_object() && body.contains("name") && body["name"].is_string() &&
-                       (!body.contains("arguments") || body["arguments"].is_object());
-  if (!is_call) {  // not a call after all: the model's text, as written
+  std::optional<ParsedToolCall> call = parse_call(held_);
+  if (!call) {  // not a call after all: the model's text, as written
     out.content += pending_blank_;
     out.content.append(kOpen).append(held_).append(kClose);
   } else {
-    ParsedToolCall call;
-    call.name = body["name"].get<std::string>();
-    call.arguments = body.contains("arguments") ? body["arguments"].dump() : "{}";
-    out.calls.push_back(std::move(call));
+    out.calls.push_back(std::move(*call));
     ++n_calls_;
   }
   pending_blank_.clear();
@@ -75,10 +84,66 @@ void ToolCallParser::emit(std::string_view text, Piece& out) {
   }
 }
 
+void ToolCallParser::emit_llama3(std::string_view text, Piece& out) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (json_state_) {
+      case JsonState::Text:
+        out.content.append(text.substr(i));
+        return;
+      case JsonState::Start:
+      case JsonState::AfterCall:
+        if (is_blank(c) || (json_state_ == JsonState::AfterCall && c == ';')) {
+          if (json_state_ == JsonState::Start) held_ += c;
+          continue;
+        }
+        if (c != '{') {  // not a call: this (and, at the start, the blanks before it) is content
+          if (json_state_ == JsonState::Start) out.content += held_;
+          held_.clear();
+          json_state_ = JsonState::Text;
+          --i;
+          continue;
+        }
+        held_ = "{";
+        depth_ = 1;
+        in_string_ = escaped_ = false;
+        json_state_ = JsonState::Object;
+        continue;
+      case JsonState::Object:
+        held_ += c;
+        if (in_string_) {
+          if (escaped_) escaped_ = false;
+          else if (c == '\\') escaped_ = true;
+          else if (c == '"') in_string_ = false;
+          continue;
+        }
+        if (c == '"') in_string_ = true;
+        else if (c == '{' || c == '[') ++depth_;
+        else if (c == '}' || c == ']') --depth_;
+        if (depth_ > 0) continue;
+        if (std::optional<ParsedToolCall> call = parse_call(held_)) {
+          out.calls.push_back(std::move(*call));
+          ++n_calls_;
+          held_.clear();
+          json_state_ = JsonState::AfterCall;
+        } else {  // JSON, but not a call: the reply is text
+          out.content += held_;
+          held_.clear();
+          json_state_ = JsonState::Text;
+        }
+        continue;
+    }
+  }
+}
+
 ToolCallParser::Piece ToolCallParser::push(std::string_view text) {
   Piece out;
   if (format_ == ToolCallFormat::None) {
     out.content.assign(text);
+    return out;
+  }
+  if (format_ == ToolCallFormat::Llama3Json) {
+    emit_llama3(text, out);
     return out;
   }
   if (in_call_) {
@@ -94,6 +159,11 @@ ToolCallParser::Piece ToolCallParser::push(std::string_view text) {
 
 ToolCallParser::Piece ToolCallParser::flush() {
   Piece out;
+  if (format_ == ToolCallFormat::Llama3Json) {  // an object never closed, or only blanks: the model's text
+    if (json_state_ == JsonState::Object || json_state_ == JsonState::Start) out.content = std::move(held_);
+    held_.clear();
+    return out;
+  }
   if (in_call_) {  // never closed: the model's text, as written
     out.content += pending_blank_;
     out.content.append(kOpen).append(held_);

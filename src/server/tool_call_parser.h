@@ -2,6 +2,9 @@
 // Tool calls out of a chat reply, as it streams. The format is the model's, known from its chat template:
 //   Hermes (Qwen2.5, Qwen3, Hermes 2/3 and most templates that mention <tool_call>):
 //     text <tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call> <tool_call>...</tool_call>
+//   Llama-3.x JSON (Llama 3.1 / 3.2 templates: 'Respond in the format {"name": function name, "parameters": ...}'):
+//     the whole reply is {"name": "f", "parameters": {...}}, or several such objects separated by ';'. A reply that
+//     starts with '{' is held back until its object closes (it may be a call); any other reply is content.
 // A call is reported once it closes, whole: id, type, name and its arguments (a JSON text) in one piece, so
 // streamed fragments concatenate exactly to the final arguments. Marker text never reaches content: a marker cut
 // across deltas is held back until it is whole or cannot be one. Blank text between and after calls is dropped.
@@ -13,7 +16,7 @@
 
 namespace kairo::server {
 
-enum class ToolCallFormat { None, Hermes };
+enum class ToolCallFormat { None, Hermes, Llama3Json };
 
 // The format a chat template's tool calls take (None: no parser; calls stay in content).
 ToolCallFormat detect_tool_call_format(std::string_view template_source);
@@ -38,6 +41,7 @@ class ToolCallParser {
 
  private:
   void emit(std::string_view text, Piece& out);
+  void emit_llama3(std::string_view text, Piece& out);
   // A closed call's body: a ParsedToolCall, or content when it is not a call.
   void close_call(Piece& out);
 
@@ -47,6 +51,10 @@ class ToolCallParser {
   std::string rest_;  // text after a closing marker, still to read
   std::string pending_blank_;  // blank text after a call, dropped if another call or the end follows
   int n_calls_ = 0;
+  // Llama-3.x JSON: where the reply stands, and the JSON scan of the object being held.
+  enum class JsonState { Start, Object, AfterCall, Text } json_state_ = JsonState::Start;
+  int depth_ = 0;
+  bool in_string_ = false, escaped_ = false;
 };
 
 }  // namespace kairo::server

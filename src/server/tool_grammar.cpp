@@ -8,10 +8,13 @@ namespace kairo::server {
 using json = nlohmann::ordered_json;
 
 ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallFormat format) {
-  if (format != ToolCallFormat::Hermes) {
+  if (format == ToolCallFormat::None) {
     return invalid_param("tool_choice", "this model's chat template writes tool calls in no format kairo parses "
-                                        "(it knows Hermes/Qwen <tool_call>); use tool_choice \"auto\" or \"none\"");
+                                        "(it knows Hermes/Qwen <tool_call> and Llama-3.x JSON); use tool_choice "
+                                        "\"auto\" or \"none\"");
   }
+  // Hermes: {"name", "arguments"} inside <tool_call> markers; Llama-3.x: a bare {"name", "parameters"}.
+  const char* args_key = format == ToolCallFormat::Hermes ? "arguments" : "parameters";
   json any_of = json::array();
   for (size_t i = 0; i < chat.tools.size(); ++i) {
     const json& fn = chat.tools[i]["function"];
@@ -24,8 +27,8 @@ ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallForm
       return invalid_param(param, "'" + param + "': " + alone.error().message);
     }
     any_of.push_back(json{{"type", "object"},
-                          {"properties", {{"name", {{"const", name}}}, {"arguments", params}}},
-                          {"required", {"name", "arguments"}},
+                          {"properties", {{"name", {{"const", name}}}, {args_key, params}}},
+                          {"required", {"name", args_key}},
                           {"additionalProperties", false}});
   }
   const json schema = any_of.size() == 1 ? any_of[0] : json{{"anyOf", any_of}};
@@ -33,8 +36,12 @@ ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallForm
   if (!gbnf.ok()) return invalid_param("tools", "'tools': " + gbnf.error().message);
   ToolGrammar g;
   g.root = "tool-calls";
-  g.gbnf = *gbnf + "\ntool-call ::= \"<tool_call>\\n\" root \"\\n</tool_call>\"\n" +
-           (chat.parallel_tool_calls ? "tool-calls ::= tool-call (\"\\n\" tool-call)*\n" : "tool-calls ::= tool-call\n");
+  const std::string call = format == ToolCallFormat::Hermes ? "tool-call ::= \"<tool_call>\\n\" root \"\\n</tool_call>\"\n"
+                                                            : "tool-call ::= root\n";
+  const std::string separator = format == ToolCallFormat::Hermes ? "\"\\n\"" : "\"; \"";
+  g.gbnf = *gbnf + "\n" + call +
+           (chat.parallel_tool_calls ? "tool-calls ::= tool-call (" + separator + " tool-call)*\n"
+                                     : "tool-calls ::= tool-call\n");
   return g;
 }
 

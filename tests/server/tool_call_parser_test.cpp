@@ -25,9 +25,10 @@ Parsed feed(const std::string& text, size_t chunk, ToolCallFormat format = ToolC
 }
 
 void expect_parse(const std::string& text, const std::string& content,
-                  const std::vector<std::pair<std::string, std::string>>& calls) {
+                  const std::vector<std::pair<std::string, std::string>>& calls,
+                  ToolCallFormat format = ToolCallFormat::Hermes) {
   for (size_t chunk : {text.size() + 1, size_t{1}, size_t{2}, size_t{7}}) {
-    const Parsed got = feed(text, chunk);
+    const Parsed got = feed(text, chunk, format);
     EXPECT_EQ(got.content, content) << "chunks of " << chunk << ": " << text;
     ASSERT_EQ(got.calls.size(), calls.size()) << "chunks of " << chunk << ": " << text;
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -65,6 +66,18 @@ TEST(ToolCallParser, TextAfterACallIsKeptWithItsBlanks) {
   expect_parse("<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n\nDone.", "\n\nDone.", {{"a", "{}"}});
 }
 
+TEST(ToolCallParser, Llama3JsonCalls) {
+  const auto llama = ToolCallFormat::Llama3Json;
+  expect_parse(R"({"name": "get_weather", "parameters": {"city": "Paris", "note": "a } in \"text\""}})", "",
+               {{"get_weather", R"({"city":"Paris","note":"a } in \"text\""})"}}, llama);
+  expect_parse(R"(  {"name": "a", "parameters": {}}; {"name": "b", "parameters": {"x": [1, {"y": 2}]}})", "",
+               {{"a", "{}"}, {"b", R"({"x":[1,{"y":2}]})"}}, llama);
+  expect_parse("The weather is fine.", "The weather is fine.", {}, llama);
+  expect_parse(R"({"answer": 42} is JSON but no call)", R"({"answer": 42} is JSON but no call)", {}, llama);
+  expect_parse(R"({"name": "a", "parame)", R"({"name": "a", "parame)", {}, llama);  // cut off
+  expect_parse(R"({"name": "a", "parameters": {}} and some text)", "and some text", {{"a", "{}"}}, llama);  // blanks and ; after a call go
+}
+
 TEST(ToolCallParser, WithoutAFormatEverythingIsContent) {
   const std::string text = "<tool_call>{\"name\": \"a\"}</tool_call>";
   EXPECT_EQ(feed(text, 3, ToolCallFormat::None).content, text);
@@ -99,8 +112,11 @@ TEST(ChatTemplateTraits, RealTemplatesAreRecognised) {
             ToolCallFormat::Hermes);
   EXPECT_TRUE(chat_template_traits(shared_template("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja")).thinks);
   const auto llama = chat_template_traits(shared_template("meta-llama-Llama-3.1-8B-Instruct.jinja"));
-  EXPECT_EQ(llama.tool_calls, ToolCallFormat::None);  // Llama-3.x JSON calls: not parsed yet
+  EXPECT_EQ(llama.tool_calls, ToolCallFormat::Llama3Json);
   EXPECT_FALSE(llama.thinks);
+  EXPECT_EQ(chat_template_traits(shared_template("meta-llama-Llama-3.2-3B-Instruct.jinja")).tool_calls,
+            ToolCallFormat::Llama3Json);
+  EXPECT_EQ(chat_template_traits(shared_template("google-gemma-2-2b-it.jinja")).tool_calls, ToolCallFormat::None);
 }
 
 }  // namespace

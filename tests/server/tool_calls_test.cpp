@@ -44,7 +44,9 @@ class ToolCallsTest : public ::testing::Test {
     delete tokenizer_;
     delete model_;
   }
-  void SetUp() override {
+  void SetUp() override { start(ToolCallFormat::Hermes); }
+  void start(ToolCallFormat format) {
+    if (server_) TearDown();
     engine::EngineConfig cfg;
     cfg.max_model_len = 512;
     cfg.scheduler.max_num_seqs = 8;
@@ -59,11 +61,11 @@ class ToolCallsTest : public ::testing::Test {
     info.id = "demo";
     server_ = std::make_unique<Server>(c, info);
     ASSERT_TRUE(server_->start().ok());
-    server_->attach(*engine_, *tokenizer_, hermes_template(), ChatTemplateTraits{false, ToolCallFormat::Hermes});
+    server_->attach(*engine_, *tokenizer_, hermes_template(), ChatTemplateTraits{false, format});
     port_ = server_->port();
   }
   void TearDown() override {
-    server_->stop();
+    if (server_) server_->stop();
     server_.reset();
     engine_.reset();
   }
@@ -180,6 +182,22 @@ TEST_F(ToolCallsTest, ANamedFunctionAndOneCallAtATime) {
     ++n_checked;
   }
   EXPECT_GE(n_checked, 4);
+}
+
+TEST_F(ToolCallsTest, Llama3JsonFormatGivesTheSameKindOfCalls) {
+  start(ToolCallFormat::Llama3Json);
+  int n_checked = 0;
+  for (int seed = 0; seed < 6; ++seed) {
+    const auto r = chat({{"tool_choice", "required"}, {"temperature", 1}, {"seed", seed}, {"max_tokens", 450}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    if (choice["finish_reason"] == "length") continue;
+    EXPECT_EQ(choice["finish_reason"], "tool_calls") << choice;
+    ASSERT_GE(choice["message"]["tool_calls"].size(), 1u) << choice;
+    for (const json& c : choice["message"]["tool_calls"]) expect_valid_call(c);
+    ++n_checked;
+  }
+  EXPECT_GE(n_checked, 3);
 }
 
 TEST_F(ToolCallsTest, NoneParsesNothingAndAForcedCallCannotTakeAResponseFormat) {
