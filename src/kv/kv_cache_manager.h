@@ -115,7 +115,6 @@ class KVCacheManager {
   double usage() const { return pool_.usage(); }
   const BlockPool& pool() const { return pool_; }
   bool has_window_group() const { return window_pool_.has_value(); }
-  int32_t window() const { return has_window_group() ? config_.window : 0; }
   // The windowed group's pool (has_window_group() only).
   const BlockPool& window_pool() const { return *window_pool_; }
   // The first block a token at `position` reads in the windowed group.

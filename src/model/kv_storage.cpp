@@ -18,7 +18,6 @@ Result<KvStorage> KvStorage::create(std::shared_ptr<kernels::Device> device, con
   s.device_ = std::move(device);
   s.dtype_ = dtype;
   s.n_blocks_ = n_blocks;
-  s.n_window_blocks_ = n_window_blocks;
   s.block_size_ = block_size;
   s.n_kv_heads_ = c.n_kv_heads;
   s.head_dim_ = c.head_dim;
@@ -64,7 +63,6 @@ KvStorage& KvStorage::operator=(KvStorage&& other) noexcept {
   block_bytes_ = other.block_bytes_;
   dtype_ = other.dtype_;
   n_blocks_ = other.n_blocks_;
-  n_window_blocks_ = other.n_window_blocks_;
   block_size_ = other.block_size_;
   n_kv_heads_ = other.n_kv_heads_;
   head_dim_ = other.head_dim_;

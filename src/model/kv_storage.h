@@ -28,7 +28,6 @@ class KvStorage {
                                   head_dim_, block_size_};
   }
   int64_t n_blocks() const { return n_blocks_; }
-  int64_t n_window_blocks() const { return n_window_blocks_; }
   // Whether layer l's blocks are the windowed group's.
   bool windowed(int l) const { return windowed_[static_cast<size_t>(l)]; }
   int block_size() const { return block_size_; }
@@ -48,7 +47,6 @@ class KvStorage {
   uint64_t block_bytes_ = 0;     // one block of one layer's K (or V)
   DType dtype_ = DType::F16;
   int64_t n_blocks_ = 0;
-  int64_t n_window_blocks_ = 0;
   int block_size_ = 16;
   int n_kv_heads_ = 0;
   int head_dim_ = 0;

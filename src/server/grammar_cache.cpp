@@ -23,11 +23,6 @@ struct Compilation {
 GrammarCache::GrammarCache(size_t max_entries, std::chrono::milliseconds time_limit, int max_compiling)
     : max_entries_(max_entries), time_limit_(time_limit), max_compiling_(max_compiling) {}
 
-GrammarCache::Stats GrammarCache::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
-}
-
 ApiResult<std::shared_ptr<grammar::StackArena>> GrammarCache::get(const std::string& gbnf, const std::string& param,
                                                                   const std::string& root) {
   const std::string key = root + '\0' + gbnf;
@@ -36,7 +31,6 @@ ApiResult<std::shared_ptr<grammar::StackArena>> GrammarCache::get(const std::str
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->first != key) continue;
       entries_.splice(entries_.begin(), entries_, it);
-      ++stats_.hits;
       return entries_.front().second;
     }
     if (n_compiling_->load() >= max_compiling_) {
@@ -64,15 +58,12 @@ ApiResult<std::shared_ptr<grammar::StackArena>> GrammarCache::get(const std::str
 
   std::unique_lock<std::mutex> wait(job->mutex);
   if (!job->done_cv.wait_for(wait, time_limit_, [&] { return job->done; })) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.timed_out;
     return invalid_param(param, strprintf("'%s': the output grammar did not compile within %.1f s; simplify it "
                                           "(fewer alternatives, smaller repetition bounds)",
                                           param.c_str(), static_cast<double>(time_limit_.count()) / 1000.0));
   }
   if (!job->arena) return invalid_param(param, "'" + param + "': the output grammar is invalid: " + job->error);
   std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.compiled;
   entries_.emplace_front(key, job->arena);
   if (entries_.size() > max_entries_) entries_.pop_back();
   return job->arena;

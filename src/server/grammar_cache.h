@@ -27,11 +27,6 @@ class GrammarCache {
   ApiResult<std::shared_ptr<grammar::StackArena>> get(const std::string& gbnf, const std::string& param,
                                                       const std::string& root = "root");
 
-  struct Stats {
-    uint64_t hits = 0, compiled = 0, timed_out = 0;
-  };
-  Stats stats() const;
-
  private:
   size_t max_entries_;
   std::chrono::milliseconds time_limit_;
@@ -40,7 +35,6 @@ class GrammarCache {
   std::list<std::pair<std::string, std::shared_ptr<grammar::StackArena>>> entries_;  // most recent first
   // Shared with the compiling threads, which may outlive a wait that timed out (and this cache).
   std::shared_ptr<std::atomic<int>> n_compiling_ = std::make_shared<std::atomic<int>>(0);
-  Stats stats_;
 };
 
 }  // namespace kairo::server

@@ -86,11 +86,8 @@ ReasoningSplitter::Piece ReasoningSplitter::push(std::string_view text) {
 
 ReasoningSplitter::Piece ReasoningSplitter::flush() {
   Piece out;
-  switch (state_) {
-    case State::Thinking: out.reasoning = std::move(held_); break;   // ended inside the block
-    case State::Undecided: out.content = std::move(held_); break;     // only blanks or half a `<think>`
-    default: out.content = std::move(held_); break;
-  }
+  // Ended inside the block: what is held is reasoning; otherwise it is text (blanks, half a `<think>`).
+  (state_ == State::Thinking ? out.reasoning : out.content) = std::move(held_);
   held_.clear();
   return out;
 }

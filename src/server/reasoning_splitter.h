@@ -26,9 +26,6 @@ class ReasoningSplitter {
   // The end of the reply: what was held back goes where it belongs.
   Piece flush();
 
-  // Whether the reply has opened a thinking block (so far).
-  bool thought() const { return state_ != State::Undecided && state_ != State::NoBlock; }
-
  private:
   enum class State { Undecided, Thinking, AfterBlock, NoBlock };
   void emit(std::string_view text, Piece& out);

@@ -37,8 +37,6 @@ class ToolCallParser {
   Piece push(std::string_view text);
   Piece flush();  // the reply ended
 
-  int n_calls() const { return n_calls_; }
-
  private:
   void emit(std::string_view text, Piece& out);
   void emit_llama3(std::string_view text, Piece& out);
