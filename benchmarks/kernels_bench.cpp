@@ -5,7 +5,7 @@
 // The GEMV case runs every matmul of one decode step of a TinyLlama-1.1B-shaped model (22 layers of
 // q/k/v/o/gate/up/down plus the 32000-row output), so the weights (0.6-2.2 GB) far exceed the caches, as in real
 // decode. The GEMM cases use one layer's shapes with n tokens.
-//   kernels_bench --benchmark_filter='Gemv/Q4_0' ; arguments: /threads for GEMV, /tokens/threads for GEMM.
+//   kernels_bench --benchmark_filter='Gemv/Q4_0' ; arguments: /threads/tokens for GEMV (the whole model, cold), /tokens/threads for GEMM (one layer).
 // KAIRO_ISA=avx2|avx512|amx selects the path (default: the best this CPU has); weights are repacked with the
 // backend's pack_weights like a model loader would, unless KAIRO_BENCH_NO_PACK is set.
 #include <benchmark/benchmark.h>
@@ -113,14 +113,16 @@ DecodeModel& decode_model(DType type) {
   return m;
 }
 
-// One decode step: every matrix of the model times one token.
+// One decode step: every matrix of the model times range(1) tokens (1: a decode step; 2-8: the few tokens each expert
+// of a batched mixture-of-experts step gets, with its weights as cold as here).
 void BM_Gemv(benchmark::State& state, DType type) {
   ThreadPool pool(static_cast<int>(state.range(0)));
+  const int64_t n_tokens = state.range(1);
   DecodeModel& model = decode_model(type);
-  std::vector<float> x(kFfn, 0.5f), y(kVocab);
+  std::vector<float> x(static_cast<size_t>(kFfn * n_tokens), 0.5f), y(static_cast<size_t>(kVocab * n_tokens));
   const auto& be = kairo::kernels::best_cpu_backend();
   for (auto _ : state) {
-    for (auto& m : model.mats) be.matmul(m->view, x.data(), y.data(), 1, pool);
+    for (auto& m : model.mats) be.matmul(m->view, x.data(), y.data(), n_tokens, pool);
     benchmark::ClobberMemory();
   }
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(model.bytes) * state.iterations() / 1e9,
@@ -221,7 +223,9 @@ int register_all() {
     const std::string name(kairo::dtype_name(t));
     // F32 decode of the whole model would need 4.4 GB: bench it on the model too, it is the honest number.
     benchmark::RegisterBenchmark(("Gemv/" + name).c_str(), BM_Gemv, t)
-        ->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+        ->ArgNames({"threads", "tokens"})
+        ->Args({1, 1})->Args({2, 1})->Args({2, 2})->Args({2, 3})->Args({2, 4})
+        ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
     benchmark::RegisterBenchmark(("GemvHot/" + name).c_str(), BM_GemvHot, t)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("Gemm/" + name).c_str(), BM_Gemm, t)
         ->ArgNames({"tokens", "threads", "relaxed"})

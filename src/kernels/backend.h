@@ -86,6 +86,21 @@ enum class Numerics {
   Relaxed,
 };
 
+// A mixture of experts' matmul over all of a step's experts at once (Backend::matmul_grouped). Group g (an expert)
+// multiplies its n_mats weights ws[g * n_mats + i] (gate and up: 2; down: 1) by its rows of x and writes rows
+// [offsets[g], offsets[g + 1]) of each ys[i]: every group's outputs packed in group order, ys[i]'s rows
+// ws[i].n_rows wide (the same in every group). Group g's input is x rows in_rows[offsets[g] .. offsets[g + 1]), or
+// with in_rows null x rows offsets[g] .. offsets[g + 1] (x rows ws[0].n_cols wide).
+struct GroupedMatmul {
+  const MatrixView* ws = nullptr;  // [n_groups * n_mats]
+  int n_mats = 0;
+  int n_groups = 0;
+  const int64_t* offsets = nullptr;  // [n_groups + 1], non-decreasing, offsets[0] = 0
+  const int32_t* in_rows = nullptr;  // [offsets[n_groups]] or null
+  const float* x = nullptr;
+  float* const* ys = nullptr;  // [n_mats]
+};
+
 struct Backend {
   const char* name;
 
@@ -138,6 +153,12 @@ struct Backend {
   // depending on n_tokens (where it has nothing faster, it gives the exact results).
   void (*matmul_relaxed)(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                          ThreadPool& pool);
+
+  // Optional (nullptr: the device gathers each group's rows and runs matmul_shared_input per group). Every output is
+  // bit for bit what matmul_shared_input(numerics) gives its group alone, but the groups share parallel passes: a
+  // step of 16 sequences with top-8 of 64 experts runs ~56 experts of 2-3 tokens per layer, and one pass with one
+  // barrier per matmul replaces ~56.
+  void (*matmul_grouped)(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics) = nullptr;
 };
 
 // ys[i] = ws[i] · x through the backend's matmul_shared_input when it has one, else matmul per weight.

@@ -76,6 +76,16 @@ class DeviceLost : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// GroupedMatmul (kernels/backend.h) on a device: the weights, and the group offsets on the host (they decide the
+// work, so every device needs them there); in_rows is [offsets[n_groups]] int32 on the device, or empty.
+struct DeviceGroupedMatmul {
+  const DeviceMatrix* ws = nullptr;  // [n_groups * n_mats]
+  int n_mats = 0;
+  int n_groups = 0;
+  const int64_t* offsets = nullptr;  // host memory, [n_groups + 1]
+  DeviceSpan in_rows;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -124,6 +134,11 @@ class Device {
   // ys[i] = ws[i] · x for n_mats weights reading the same input x: [n_tokens, n_cols] -> ys[i]: [n_tokens, n_rows]
   virtual void matmul(const DeviceMatrix* ws, int n_mats, DeviceSpan x, const DeviceSpan* ys, int64_t n_tokens,
                       Numerics numerics) = 0;
+  // A mixture of experts' matmul (GroupedMatmul): ys[i] rows offsets[g] .. offsets[g + 1] = group g's weight i times
+  // its rows of x. gather: room for the largest group's input rows (f32), which this default implementation
+  // gathers each group's rows into before matmul; a device with a grouped kernel may ignore it.
+  virtual void matmul_grouped(const DeviceGroupedMatmul& g, DeviceSpan x, const DeviceSpan* ys, DeviceSpan gather,
+                              Numerics numerics);
   virtual void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) = 0;
   virtual void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) = 0;
   virtual void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) = 0;

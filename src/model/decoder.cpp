@@ -36,10 +36,11 @@ Status StepBuffers::reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_lo
     KAIRO_TRY_STATUS(grow(k, n_tokens * c.kv_dim(), "the keys (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(v, n_tokens * c.kv_dim(), "the values (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(attn, n_tokens * c.q_dim(), "the attention output (lower --max-num-batched-tokens)"));
-    KAIRO_TRY_STATUS(grow(proj, n_tokens * c.dim, "the projections (lower --max-num-batched-tokens)"));
+    const int64_t rows = c.moe() ? n_tokens * c.n_experts_used : n_tokens;  // one per (token, expert) pair
+    KAIRO_TRY_STATUS(grow(proj, rows * c.dim, "the projections (lower --max-num-batched-tokens)"));
     const int64_t ffn_width = c.moe() ? c.expert_ffn_dim : c.ffn_dim;
-    KAIRO_TRY_STATUS(grow(gate, n_tokens * ffn_width, "the FFN gate (lower --max-num-batched-tokens)"));
-    KAIRO_TRY_STATUS(grow(up, n_tokens * ffn_width, "the FFN up projection (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(gate, rows * ffn_width, "the FFN gate (lower --max-num-batched-tokens)"));
+    KAIRO_TRY_STATUS(grow(up, rows * ffn_width, "the FFN up projection (lower --max-num-batched-tokens)"));
     if (c.moe()) {
       KAIRO_TRY_STATUS(grow(router, n_tokens * c.n_experts, "the router logits (lower --max-num-batched-tokens)"));
       KAIRO_TRY_STATUS(grow(moe_in, n_tokens * c.dim, "the experts' inputs (lower --max-num-batched-tokens)"));

@@ -33,6 +33,7 @@ class StepBuffers {
   // Host side of the mixture-of-experts routing (devices without host memory bring the router logits down here).
   std::vector<float> router_host;
   Routing routing;
+  std::vector<kernels::DeviceMatrix> moe_gate_up, moe_down;  // the active experts' weights (grouped matmuls)
 
   kernels::DeviceSpan x;      // [n_tokens, dim] residual stream
   kernels::DeviceSpan xn;     // [n_tokens, dim] normed input of a sub-block
@@ -40,11 +41,12 @@ class StepBuffers {
   kernels::DeviceSpan k;      // [n_tokens, kv_dim]
   kernels::DeviceSpan v;      // [n_tokens, kv_dim]
   kernels::DeviceSpan attn;   // [n_tokens, q_dim]
-  kernels::DeviceSpan proj;   // [n_tokens, dim]
-  kernels::DeviceSpan gate;   // [n_tokens, ffn width] (dense: ffn_dim; mixture of experts: expert_ffn_dim)
-  kernels::DeviceSpan up;     // [n_tokens, ffn width]
+  // A mixture of experts' rows below are one per (token, chosen expert): n_tokens x expert_used_count.
+  kernels::DeviceSpan proj;   // [rows, dim]
+  kernels::DeviceSpan gate;   // [rows, ffn width] (dense: ffn_dim; mixture of experts: expert_ffn_dim)
+  kernels::DeviceSpan up;     // [rows, ffn width]
   kernels::DeviceSpan router; // [n_tokens, n_experts]   (mixture of experts only)
-  kernels::DeviceSpan moe_in; // [n_tokens, dim] the normed rows of one expert's tokens
+  kernels::DeviceSpan moe_in; // [n_tokens, dim] the normed rows of one expert's tokens (devices that gather them)
   kernels::DeviceSpan out_x;  // [n_logits, dim]
   kernels::DeviceSpan logits; // [n_logits, n_vocab] (devices without host memory)
 

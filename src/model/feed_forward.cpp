@@ -52,27 +52,45 @@ void moe_feed_forward(const ModelConfig& c, const LayerWeights& L, int64_t n, St
     dev.download(s.router, s.router_host.data(), s.router_host.size() * kF32);
     router_logits = s.router_host.data();
   }
-  route_tokens(router_logits, n, c.n_experts, c.n_experts_used, s.routing);
-  for (const ExpertTokens& e : s.routing.experts) {
-    const auto cnt = static_cast<int64_t>(e.rows.size());
-    const DeviceSpan rows = stage(dev, e.rows);
-    const DeviceSpan weights = stage(dev, e.weights);
-    // An expert every token chose (always so in single-token decode) reads the normed rows in place.
-    const DeviceSpan in = cnt == n ? s.xn : s.moe_in;
-    if (cnt != n) dev.gather_rows(s.xn, rows, cnt, c.dim, s.moe_in);
-    const kernels::DeviceMatrix gate_up[] = {L.exp_gate[static_cast<size_t>(e.expert)],
-                                             L.exp_up[static_cast<size_t>(e.expert)]};
-    const DeviceSpan out[] = {s.gate, s.up};
-    dev.matmul(gate_up, 2, in, out, cnt, numerics);
-    const auto ex = static_cast<uint64_t>(e.expert);
-    if (c.moe_biases) {  // this expert's row of each [n_experts, width] bias tensor
-      dev.add_bias(s.gate, L.exp_gate_bias.at(ex * c.expert_ffn_dim * kF32), cnt, c.expert_ffn_dim);
-      dev.add_bias(s.up, L.exp_up_bias.at(ex * c.expert_ffn_dim * kF32), cnt, c.expert_ffn_dim);
+  Routing& r = s.routing;
+  route_tokens(router_logits, n, c.n_experts, c.n_experts_used, r);
+  const int n_active = r.n_active();
+  // Every active expert's matmuls in one grouped call each: gate and up over the experts' tokens, then down over
+  // their packed outputs (s.gate, s.up and s.proj hold one row per (expert, token) pair, expert after expert).
+  std::vector<kernels::DeviceMatrix>& gate_up = s.moe_gate_up;
+  std::vector<kernels::DeviceMatrix>& down = s.moe_down;
+  gate_up.resize(static_cast<size_t>(2 * n_active));
+  down.resize(static_cast<size_t>(n_active));
+  for (int k = 0; k < n_active; ++k) {
+    const auto e = static_cast<size_t>(r.experts[static_cast<size_t>(k)]);
+    gate_up[static_cast<size_t>(2 * k)] = L.exp_gate[e];
+    gate_up[static_cast<size_t>(2 * k + 1)] = L.exp_up[e];
+    down[static_cast<size_t>(k)] = L.exp_down[e];
+  }
+  const DeviceSpan rows = stage(dev, r.rows);
+  const DeviceSpan weights = stage(dev, r.weights);
+  const int64_t n_pairs = r.n_entries();
+  const DeviceSpan gate_up_out[] = {s.gate, s.up};
+  dev.matmul_grouped({gate_up.data(), 2, n_active, r.offsets.data(), rows}, s.xn, gate_up_out, s.moe_in, numerics);
+  if (c.moe_biases) {  // each expert's row of the [n_experts, width] bias tensors, on its own rows
+    for (int k = 0; k < n_active; ++k) {
+      const auto ex = static_cast<uint64_t>(r.experts[static_cast<size_t>(k)]);
+      const auto r0 = static_cast<uint64_t>(r.offsets[static_cast<size_t>(k)]);
+      const int64_t cnt = r.offsets[static_cast<size_t>(k) + 1] - r.offsets[static_cast<size_t>(k)];
+      const uint64_t width = static_cast<uint64_t>(c.expert_ffn_dim) * kF32;
+      dev.add_bias(s.gate.at(r0 * width), L.exp_gate_bias.at(ex * width), cnt, c.expert_ffn_dim);
+      dev.add_bias(s.up.at(r0 * width), L.exp_up_bias.at(ex * width), cnt, c.expert_ffn_dim);
     }
-    gated_activation(c, dev, s.gate, s.up, cnt * c.expert_ffn_dim);
-    dev.matmul(&L.exp_down[static_cast<size_t>(e.expert)], 1, s.gate, &s.proj, cnt, numerics);
-    if (c.moe_biases) dev.add_bias(s.proj, L.exp_down_bias.at(ex * c.dim * kF32), cnt, c.dim);
-    dev.add_rows_scaled(s.x, s.proj, rows, weights, cnt, c.dim);
+  }
+  gated_activation(c, dev, s.gate, s.up, n_pairs * c.expert_ffn_dim);
+  dev.matmul_grouped({down.data(), 1, n_active, r.offsets.data(), {}}, s.gate, &s.proj, s.moe_in, numerics);
+  for (int k = 0; k < n_active; ++k) {  // in expert order, so each token adds its experts' outputs in that order
+    const auto ex = static_cast<uint64_t>(r.experts[static_cast<size_t>(k)]);
+    const auto r0 = static_cast<uint64_t>(r.offsets[static_cast<size_t>(k)]);
+    const int64_t cnt = r.offsets[static_cast<size_t>(k) + 1] - r.offsets[static_cast<size_t>(k)];
+    const DeviceSpan proj = s.proj.at(r0 * static_cast<uint64_t>(c.dim) * kF32);
+    if (c.moe_biases) dev.add_bias(proj, L.exp_down_bias.at(ex * static_cast<uint64_t>(c.dim) * kF32), cnt, c.dim);
+    dev.add_rows_scaled(s.x, proj, rows.at(r0 * sizeof(int32_t)), weights.at(r0 * kF32), cnt, c.dim);
   }
 }
 

@@ -9,8 +9,10 @@ namespace kairo::model {
 
 void route_tokens(const float* logits, int64_t n_tokens, int n_experts, int n_used, Routing& out) {
   assert(n_used >= 1 && n_used <= n_experts);
-  std::vector<ExpertTokens> by_expert(static_cast<size_t>(n_experts));
-  for (int e = 0; e < n_experts; ++e) by_expert[static_cast<size_t>(e)].expert = e;
+  const auto n_pairs = static_cast<size_t>(n_tokens * n_used);
+  std::vector<int> chosen(n_pairs);    // token t's experts: [t * n_used, (t + 1) * n_used)
+  std::vector<float> chosen_w(n_pairs);
+  std::vector<int64_t> count(static_cast<size_t>(n_experts), 0);
   std::vector<double> prob(static_cast<size_t>(n_experts));
   std::vector<int> order(static_cast<size_t>(n_experts));
   for (int64_t t = 0; t < n_tokens; ++t) {
@@ -27,14 +29,28 @@ void route_tokens(const float* logits, int64_t n_tokens, int n_experts, int n_us
     for (int k = 0; k < n_used; ++k) kept += prob[static_cast<size_t>(order[static_cast<size_t>(k)])] / sum;
     for (int k = 0; k < n_used; ++k) {
       const int e = order[static_cast<size_t>(k)];
-      ExpertTokens& slot = by_expert[static_cast<size_t>(e)];
-      slot.rows.push_back(static_cast<int32_t>(t));
-      slot.weights.push_back(static_cast<float>(prob[static_cast<size_t>(e)] / sum / kept));
+      const auto pair = static_cast<size_t>(t * n_used + k);
+      chosen[pair] = e;
+      chosen_w[pair] = static_cast<float>(prob[static_cast<size_t>(e)] / sum / kept);
+      ++count[static_cast<size_t>(e)];
     }
   }
+  // Packed expert after expert; within an expert, tokens in step order.
   out.experts.clear();
-  for (ExpertTokens& slot : by_expert) {
-    if (!slot.rows.empty()) out.experts.push_back(std::move(slot));
+  out.offsets.assign(1, 0);
+  std::vector<int64_t> next(static_cast<size_t>(n_experts), 0);
+  for (int e = 0; e < n_experts; ++e) {
+    if (count[static_cast<size_t>(e)] == 0) continue;
+    next[static_cast<size_t>(e)] = out.offsets.back();
+    out.experts.push_back(e);
+    out.offsets.push_back(out.offsets.back() + count[static_cast<size_t>(e)]);
+  }
+  out.rows.resize(n_pairs);
+  out.weights.resize(n_pairs);
+  for (size_t pair = 0; pair < n_pairs; ++pair) {
+    const int64_t at = next[static_cast<size_t>(chosen[pair])]++;
+    out.rows[static_cast<size_t>(at)] = static_cast<int32_t>(pair / static_cast<size_t>(n_used));
+    out.weights[static_cast<size_t>(at)] = chosen_w[pair];
   }
 }
 

@@ -163,9 +163,15 @@ WeightsSummary summarize_weights(const std::vector<TensorSpec>& tensors, double 
 
 uint64_t activation_bytes(const model::ModelConfig& c, int64_t batch_tokens, int64_t logit_rows,
                           int64_t context_length) {
-  const uint64_t per_token_f32 = 2ull * c.dim + 2ull * c.q_dim() + 2ull * c.kv_dim() + 2ull * c.ffn_dim;
+  uint64_t per_token_f32 = 2ull * c.dim + 2ull * c.q_dim() + 2ull * c.kv_dim() + 2ull * c.ffn_dim;
+  if (c.moe()) {  // one row per (token, chosen expert) of the projections, gate and up; the router; the gathered input
+    const auto k = static_cast<uint64_t>(c.n_experts_used);
+    per_token_f32 += k * c.dim + 2ull * k * c.expert_ffn_dim + static_cast<uint64_t>(c.n_experts) + c.dim;
+  }
   const uint64_t widest = static_cast<uint64_t>(std::max(c.dim, c.ffn_dim));
-  const uint64_t per_token_q8 = ceil_div(static_cast<int64_t>(widest), 32) * 34;
+  uint64_t per_token_q8 = ceil_div(static_cast<int64_t>(widest), 32) * 34;
+  // A mixture of experts quantizes every (token, expert) row of the down projection's input at once.
+  if (c.moe()) per_token_q8 += static_cast<uint64_t>(c.n_experts_used) * ceil_div(c.expert_ffn_dim, 32) * 34;
   return static_cast<uint64_t>(batch_tokens) * (4 * per_token_f32 + per_token_q8) +
          4ull * static_cast<uint64_t>(logit_rows) * static_cast<uint64_t>(c.n_vocab) +
          4ull * static_cast<uint64_t>(c.n_heads) * static_cast<uint64_t>(context_length);

@@ -17,12 +17,12 @@ const Backend* cpu_backend(Isa isa) {
   static const Backend avx512_backend{
       "cpu-avx512",   avx512::matmul,   avx512::rms_norm, avx512::rope,     avx512::swiglu, avx512::geglu,
       avx512::add,    avx512::add_bias, ref::get_row,     avx512::kv_write, avx512::attention,
-      avx512::pack_weights, avx512::matmul_shared_input, nullptr,
+      avx512::pack_weights, avx512::matmul_shared_input, nullptr, avx512::matmul_grouped,
   };
   static const Backend amx_backend{
       "cpu-amx",      amx::matmul,      avx512::rms_norm, avx512::rope,     avx512::swiglu, avx512::geglu,
       avx512::add,    avx512::add_bias, ref::get_row,     avx512::kv_write, avx512::attention,
-      avx512::pack_weights, amx::matmul_shared_input, amx::matmul_relaxed,
+      avx512::pack_weights, amx::matmul_shared_input, amx::matmul_relaxed, amx::matmul_grouped,
   };
   switch (isa) {
     case Isa::Scalar: return &reference_backend();

@@ -142,6 +142,21 @@ class CpuDevice final : public Device {
     }
     kernels::matmul_shared_input(be_, views, n_mats, x.host<const float>(), outs, n_tokens, *pool_, numerics);
   }
+  void matmul_grouped(const DeviceGroupedMatmul& g, DeviceSpan x, const DeviceSpan* ys, DeviceSpan gather,
+                      Numerics numerics) override {
+    assert(pool_ != nullptr && "CPU device ops run between begin_step and end_step");
+    if (be_.matmul_grouped == nullptr) return Device::matmul_grouped(g, x, ys, gather, numerics);
+    constexpr int kMaxMats = 8;
+    assert(g.n_mats >= 1 && g.n_mats <= kMaxMats);
+    const size_t n_views = static_cast<size_t>(g.n_groups) * static_cast<size_t>(g.n_mats);
+    if (grouped_views_.size() < n_views) grouped_views_.resize(n_views);
+    for (size_t i = 0; i < n_views; ++i) grouped_views_[i] = g.ws[i].view;
+    float* outs[kMaxMats];
+    for (int i = 0; i < g.n_mats; ++i) outs[i] = ys[i].host<float>();
+    const GroupedMatmul job{grouped_views_.data(), g.n_mats, g.n_groups, g.offsets, g.in_rows.host<const int32_t>(),
+                            x.host<const float>(), outs};
+    be_.matmul_grouped(job, *pool_, numerics);
+  }
   void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) override {
     be_.rms_norm(x.host<const float>(), weight.host<const float>(), y.host<float>(), n_tokens, dim, eps);
   }
@@ -205,6 +220,7 @@ class CpuDevice final : public Device {
 
   const Backend& be_;
   ThreadPool* pool_ = nullptr;
+  std::vector<MatrixView> grouped_views_;  // matmul_grouped's weights as views (grown, then reused)
   std::mutex mutex_;
   std::unordered_map<void*, std::shared_ptr<void>> owned_;
 };

@@ -28,6 +28,8 @@ void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, Thr
 // Backend::matmul_shared_input: one quantization and one pass when every weight is row-tile packed.
 void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                          ThreadPool& pool);
+// Backend::matmul_grouped: every expert's row tiles in one pass, each input row quantized once.
+void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics);
 }  // namespace kairo::kernels::avx512
 
 namespace kairo::kernels::amx {
@@ -39,6 +41,8 @@ void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float
 // tokens through bf16 tiles.
 void matmul_relaxed(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
                     ThreadPool& pool);
+// As avx512::matmul_grouped; experts with more tokens than the row-tile kernels take go through AMX tiles alone.
+void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics);
 }  // namespace kairo::kernels::amx
 
 #undef KAIRO_CPU_ELEMENTWISE_OPS

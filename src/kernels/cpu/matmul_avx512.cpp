@@ -75,36 +75,12 @@ struct RowTileSet {
 constexpr int64_t kRowTileGroup = 4;
 
 // Row tiles split over the threads, each tile times every token (a tile's weights stay in cache across its tokens,
-// so memory is read once); each tile's 16 outputs come straight from the kernel.
+// so memory is read once).
 void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens, ThreadPool& pool) {
   const int64_t tiles = set.total_tiles();
   auto job = [&](int ti, int nt) {
     set.for_ranges(tiles * ti / nt, tiles * (ti + 1) / nt, [&](int i, int64_t first, int64_t last) {
-      const MatrixView& w = set.ws[i];
-      const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
-      const RowTileTokensFn tokens_kernel = n_tokens > 1 ? row_tile_tokens_kernel(w.packing) : nullptr;
-      const int64_t full_tiles = w.n_rows / kPackTileRows;  // tiles past it are partial
-      for (int64_t tile = first; tile < last;) {
-        if (tokens_kernel != nullptr && tile < full_tiles) {
-          tokens_kernel(w, a, static_cast<int>(n_tokens), tile, set.ys[i] + tile * kPackTileRows, w.n_rows);
-          ++tile;
-          continue;
-        }
-        const int64_t group = std::min<int64_t>({kRowTileGroup, last - tile, full_tiles - tile});
-        const int n = tile < full_tiles ? static_cast<int>(group) : 1;
-        const int64_t r0 = tile * kPackTileRows;
-        for (int64_t t = 0; t < n_tokens; ++t) {
-          float* yt = set.ys[i] + t * w.n_rows;
-          if (tile < full_tiles) {
-            kernel(w, a[t], tile, n, yt + r0);
-          } else {  // the last, partial tile: through a buffer so y isn't written past its end
-            alignas(64) float y16[kPackTileRows];
-            kernel(w, a[t], tile, 1, y16);
-            std::memcpy(yt + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
-          }
-        }
-        tile += n;
-      }
+      multiply_row_tiles(set.ws[i], a, n_tokens, first, last, set.ys[i]);
     });
   };
   pool.run(std::ref(job));
@@ -308,16 +284,42 @@ void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, 
   for (int i = 0; i < n_mats; ++i) matmul_impl(ws[i], x, ys[i], n_tokens, pool, use_amx);
 }
 
-// From here the relaxed path beats the exact one: two token tiles share each expanded weight tile (one 16-token tile
-// costs more to expand to bf16 than the exact kernel's per-block scaling; bench batch at 16: 197 vs 270 t/s).
-constexpr int64_t kMinRelaxedTokens = 17;
-
 bool relaxed_eligible(const MatrixView& w, int64_t n_cols) {
   const bool float_rows = w.packing == kPackNone && (w.dtype == DType::F16 || w.dtype == DType::BF16 || w.dtype == DType::F32);
   return w.n_rows > 0 && w.n_cols == n_cols && w.n_cols % 32 == 0 && (has_tile_gemm(w.packing) || float_rows);
 }
 
 }  // namespace
+
+// Each tile's 16 outputs come straight from the kernel: the multi-token kernel for several tokens, else the GEMV
+// kernel over up to kRowTileGroup tiles at once.
+void multiply_row_tiles(const MatrixView& w, const cpu::ActQ8* a, int64_t n_tokens, int64_t first, int64_t last,
+                        float* y) {
+  const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
+  const RowTileTokensFn tokens_kernel = n_tokens > 1 ? row_tile_tokens_kernel(w.packing) : nullptr;
+  const int64_t full_tiles = w.n_rows / kPackTileRows;  // tiles past it are partial
+  for (int64_t tile = first; tile < last;) {
+    if (tokens_kernel != nullptr && tile < full_tiles) {
+      tokens_kernel(w, a, static_cast<int>(n_tokens), tile, y + tile * kPackTileRows, w.n_rows);
+      ++tile;
+      continue;
+    }
+    const int64_t group = std::min<int64_t>({kRowTileGroup, last - tile, full_tiles - tile});
+    const int n = tile < full_tiles ? static_cast<int>(group) : 1;
+    const int64_t r0 = tile * kPackTileRows;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      float* yt = y + t * w.n_rows;
+      if (tile < full_tiles) {
+        kernel(w, a[t], tile, n, yt + r0);
+      } else {  // the last, partial tile: through a buffer so y isn't written past its end
+        alignas(64) float y16[kPackTileRows];
+        kernel(w, a[t], tile, 1, y16);
+        std::memcpy(yt + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
+      }
+    }
+    tile += n;
+  }
+}
 
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
   matmul_impl(w, x, y, n_tokens, pool, /*use_amx=*/false);

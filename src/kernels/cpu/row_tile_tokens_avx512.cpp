@@ -201,21 +201,23 @@ template <int kTok> struct MXFP4Kernel { static constexpr auto run = mxfp4_row_t
 template <int kTok> struct Q4_KKernel { static constexpr auto run = q4_k_row_tile_tokens<kTok>; };
 template <int kTok> struct Q6_KKernel { static constexpr auto run = q6_k_row_tile_tokens<kTok>; };
 
-// Tokens in passes of 8 (the most whose accumulators, dots and decoded values fit the 32 vector registers), then 4,
-// 2, 1.
+// Tokens in passes of 8 (the most whose accumulators, dots and decoded values fit the 32 vector registers), then one
+// pass of the rest: 3 tokens in one pass decode each block once, where passes of 2 and 1 decoded it twice (a mixture
+// of experts' batched step runs many experts of 2 to 4 tokens).
 template <template <int> class Kernel>
 void row_tile_tokens_passes(const MatrixView& w, const ActQ8* a, int n_tokens, int64_t tile, float* y,
                             int64_t y_stride) {
   for (; n_tokens >= 8; n_tokens -= 8, a += 8, y += 8 * y_stride) Kernel<8>::run(w, a, tile, y, y_stride);
-  if (n_tokens >= 4) {
-    Kernel<4>::run(w, a, tile, y, y_stride);
-    n_tokens -= 4, a += 4, y += 4 * y_stride;
+  switch (n_tokens) {
+    case 7: return Kernel<7>::run(w, a, tile, y, y_stride);
+    case 6: return Kernel<6>::run(w, a, tile, y, y_stride);
+    case 5: return Kernel<5>::run(w, a, tile, y, y_stride);
+    case 4: return Kernel<4>::run(w, a, tile, y, y_stride);
+    case 3: return Kernel<3>::run(w, a, tile, y, y_stride);
+    case 2: return Kernel<2>::run(w, a, tile, y, y_stride);
+    case 1: return Kernel<1>::run(w, a, tile, y, y_stride);
+    default: return;
   }
-  if (n_tokens >= 2) {
-    Kernel<2>::run(w, a, tile, y, y_stride);
-    n_tokens -= 2, a += 2, y += 2 * y_stride;
-  }
-  if (n_tokens == 1) Kernel<1>::run(w, a, tile, y, y_stride);
 }
 
 }  // namespace

@@ -5,7 +5,16 @@
 
 namespace kairo::kernels::cpu {
 
-enum class ScratchSlot { Activations, Weights, Attention, Rope, Misc, Count };
+enum class ScratchSlot {
+  Activations,
+  Weights,
+  Attention,
+  Rope,
+  GroupedActivations,  // the grouped (mixture of experts) matmul's quantized rows and their views, which stay live
+  GroupedViews,        // while the per-expert matmuls it falls back to use Activations and Weights
+  GroupedGather,
+  Count
+};
 
 // The calling thread's buffer for `slot`, at least `bytes` long. Contents are unspecified after growth.
 void* thread_scratch(ScratchSlot slot, size_t bytes);
