@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/format.h"
+#include "model/tensor_table.h"
 
 namespace kairo::model {
 namespace {
@@ -36,7 +37,7 @@ class Binder {
     return t;
   }
 
-  // A 1-D f32 vector (norm weights, biases).
+  // A 1-D f32 vector (the rope factor tensors).
   Result<VectorSpan> vec(const std::string& name, int64_t n) { return f32(name, {n}); }
 
   // An f32 tensor of these dims (a vector, or one bias vector per expert).
@@ -102,18 +103,84 @@ class Binder {
   }
 };
 
+// Binds one tensor of the table into its slot.
+Status bind(Binder& b, const TensorEntry& e, ModelWeights& w) {
+  using S = TensorSlot;
+  LayerWeights* L = e.layer >= 0 ? &w.layers[static_cast<size_t>(e.layer)] : nullptr;
+  switch (e.form) {
+    case TensorForm::F32: {
+      KAIRO_TRY_ASSIGN(const VectorSpan v, b.f32(e.name, e.dims));
+      switch (e.slot) {
+        case S::OutputNorm: w.output_norm = v; break;
+        case S::AttnNorm: L->attn_norm = v; break;
+        case S::QBias: L->bq = v; break;
+        case S::KBias: L->bk = v; break;
+        case S::VBias: L->bv = v; break;
+        case S::QNorm: L->q_norm = v; break;
+        case S::KNorm: L->k_norm = v; break;
+        case S::AttnOutputBias: L->bo = v; break;
+        case S::Sinks: L->sinks = v; break;
+        case S::FfnNorm: L->ffn_norm = v; break;
+        case S::PostAttnNorm: L->post_attn_norm = v; break;
+        case S::PostFfnNorm: L->post_ffn_norm = v; break;
+        case S::RouterBias: L->router_bias = v; break;
+        case S::ExpGateBias: L->exp_gate_bias = v; break;
+        case S::ExpUpBias: L->exp_up_bias = v; break;
+        case S::ExpDownBias: L->exp_down_bias = v; break;
+        default: return Error{"internal: tensor table slot is not an f32 vector: " + e.name};
+      }
+      return Status::success();
+    }
+    case TensorForm::Matrix: {
+      KAIRO_TRY_ASSIGN(const Matrix m, b.mat(e.name, e.dims[1], e.dims[0]));
+      switch (e.slot) {
+        case S::TokenEmbd: w.token_embd = m; break;
+        case S::Output: w.output = m; break;
+        case S::Q: L->wq = m; break;
+        case S::K: L->wk = m; break;
+        case S::V: L->wv = m; break;
+        case S::AttnOutput: L->wo = m; break;
+        case S::Gate: L->w_gate = m; break;
+        case S::Up: L->w_up = m; break;
+        case S::Down: L->w_down = m; break;
+        case S::Router: L->router = m; break;
+        default: return Error{"internal: tensor table slot is not a matrix: " + e.name};
+      }
+      return Status::success();
+    }
+    case TensorForm::Fused: {
+      KAIRO_TRY_ASSIGN(const std::vector<Matrix> parts, b.split(e.name, e.parts, e.dims[0]));
+      if (e.slot == S::Qkv) {
+        L->wq = parts[0];
+        L->wk = parts[1];
+        L->wv = parts[2];
+      } else if (e.slot == S::GateUp) {
+        L->w_gate = parts[0];
+        L->w_up = parts[1];
+      } else {
+        return Error{"internal: tensor table slot is not a fused matrix: " + e.name};
+      }
+      return Status::success();
+    }
+    case TensorForm::Stack: {
+      KAIRO_TRY_ASSIGN(std::vector<Matrix> experts, b.stack(e.name, e.dims[2], e.dims[1], e.dims[0]));
+      switch (e.slot) {
+        case S::ExpGate: L->exp_gate = std::move(experts); break;
+        case S::ExpUp: L->exp_up = std::move(experts); break;
+        case S::ExpDown: L->exp_down = std::move(experts); break;
+        default: return Error{"internal: tensor table slot is not an expert stack: " + e.name};
+      }
+      return Status::success();
+    }
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) {
   ModelWeights w;
   Binder b(file, w);
-  KAIRO_TRY_ASSIGN(w.token_embd, b.mat("token_embd.weight", c.n_vocab, c.dim));
-  KAIRO_TRY_ASSIGN(w.output_norm, b.vec("output_norm.weight", c.dim));
-  if (c.tied_embeddings) {
-    w.output = w.token_embd;
-  } else {
-    KAIRO_TRY_ASSIGN(w.output, b.mat("output.weight", c.n_vocab, c.dim));
-  }
   if (file.find_tensor("rope_freqs.weight")) {
     if (!c.yarn_freq_factors.empty()) {
       return Error{strprintf("%s: the file has both a rope_freqs tensor and YaRN rope scaling; kairo applies one or "
@@ -141,64 +208,8 @@ Result<ModelWeights> bind_weights(const gguf::File& file, const ModelConfig& c) 
     w.rope_freq_factors = c.context_length > c.rope_original_context ? w.rope_factors_long : w.rope_factors_short;
   }
   w.layers.resize(static_cast<size_t>(c.n_layers));
-  for (int l = 0; l < c.n_layers; ++l) {
-    LayerWeights& L = w.layers[static_cast<size_t>(l)];
-    const std::string p = "blk." + std::to_string(l) + ".";
-    KAIRO_TRY_ASSIGN(L.attn_norm, b.vec(p + "attn_norm.weight", c.dim));
-    if (c.fused_qkv) {
-      KAIRO_TRY_ASSIGN(const std::vector<Matrix> qkv,
-                       b.split(p + "attn_qkv.weight", {c.q_dim(), c.kv_dim(), c.kv_dim()}, c.dim));
-      L.wq = qkv[0];
-      L.wk = qkv[1];
-      L.wv = qkv[2];
-    } else {
-      KAIRO_TRY_ASSIGN(L.wq, b.mat(p + "attn_q.weight", c.q_dim(), c.dim));
-      KAIRO_TRY_ASSIGN(L.wk, b.mat(p + "attn_k.weight", c.kv_dim(), c.dim));
-      KAIRO_TRY_ASSIGN(L.wv, b.mat(p + "attn_v.weight", c.kv_dim(), c.dim));
-    }
-    if (c.qkv_bias) {
-      KAIRO_TRY_ASSIGN(L.bq, b.vec(p + "attn_q.bias", c.q_dim()));
-      KAIRO_TRY_ASSIGN(L.bk, b.vec(p + "attn_k.bias", c.kv_dim()));
-      KAIRO_TRY_ASSIGN(L.bv, b.vec(p + "attn_v.bias", c.kv_dim()));
-    }
-    if (c.qk_norm) {
-      KAIRO_TRY_ASSIGN(L.q_norm, b.vec(p + "attn_q_norm.weight", c.head_dim));
-      KAIRO_TRY_ASSIGN(L.k_norm, b.vec(p + "attn_k_norm.weight", c.head_dim));
-    }
-    KAIRO_TRY_ASSIGN(L.wo, b.mat(p + "attn_output.weight", c.dim, c.q_dim()));
-    if (c.attn_output_bias) {
-      KAIRO_TRY_ASSIGN(L.bo, b.vec(p + "attn_output.bias", c.dim));
-    }
-    if (c.attn_sinks) {
-      KAIRO_TRY_ASSIGN(L.sinks, b.vec(p + "attn_sinks.weight", c.n_heads));
-    }
-    KAIRO_TRY_ASSIGN(L.ffn_norm, b.vec(p + c.ffn_norm_name + ".weight", c.dim));
-    if (c.post_norms) {
-      KAIRO_TRY_ASSIGN(L.post_attn_norm, b.vec(p + "post_attention_norm.weight", c.dim));
-      KAIRO_TRY_ASSIGN(L.post_ffn_norm, b.vec(p + "post_ffw_norm.weight", c.dim));
-    }
-    if (c.moe()) {
-      KAIRO_TRY_ASSIGN(L.router, b.mat(p + "ffn_gate_inp.weight", c.n_experts, c.dim));
-      KAIRO_TRY_ASSIGN(L.exp_gate, b.stack(p + "ffn_gate_exps.weight", c.n_experts, c.expert_ffn_dim, c.dim));
-      KAIRO_TRY_ASSIGN(L.exp_up, b.stack(p + "ffn_up_exps.weight", c.n_experts, c.expert_ffn_dim, c.dim));
-      KAIRO_TRY_ASSIGN(L.exp_down, b.stack(p + "ffn_down_exps.weight", c.n_experts, c.dim, c.expert_ffn_dim));
-      if (c.moe_biases) {
-        KAIRO_TRY_ASSIGN(L.router_bias, b.vec(p + "ffn_gate_inp.bias", c.n_experts));
-        KAIRO_TRY_ASSIGN(L.exp_gate_bias, b.f32(p + "ffn_gate_exps.bias", {c.expert_ffn_dim, c.n_experts}));
-        KAIRO_TRY_ASSIGN(L.exp_up_bias, b.f32(p + "ffn_up_exps.bias", {c.expert_ffn_dim, c.n_experts}));
-        KAIRO_TRY_ASSIGN(L.exp_down_bias, b.f32(p + "ffn_down_exps.bias", {c.dim, c.n_experts}));
-      }
-    } else if (c.fused_gate_up) {
-      KAIRO_TRY_ASSIGN(const std::vector<Matrix> gate_up, b.split(p + "ffn_up.weight", {c.ffn_dim, c.ffn_dim}, c.dim));
-      L.w_gate = gate_up[0];
-      L.w_up = gate_up[1];
-      KAIRO_TRY_ASSIGN(L.w_down, b.mat(p + "ffn_down.weight", c.dim, c.ffn_dim));
-    } else {
-      KAIRO_TRY_ASSIGN(L.w_gate, b.mat(p + "ffn_gate.weight", c.ffn_dim, c.dim));
-      KAIRO_TRY_ASSIGN(L.w_up, b.mat(p + "ffn_up.weight", c.ffn_dim, c.dim));
-      KAIRO_TRY_ASSIGN(L.w_down, b.mat(p + "ffn_down.weight", c.dim, c.ffn_dim));
-    }
-  }
+  for (const TensorEntry& e : model_tensors(c)) KAIRO_TRY_STATUS(bind(b, e, w));
+  if (c.tied_embeddings) w.output = w.token_embd;
   if (const std::string extra = b.first_unbound(); !extra.empty()) {
     return Error{strprintf("%s: tensor '%s' is not used by kairo's %s forward pass (a feature it does not implement "
                            "yet); running without it would give wrong outputs, so the model is refused",

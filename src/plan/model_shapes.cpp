@@ -1,6 +1,7 @@
 #include "plan/model_shapes.h"
 
 #include "core/format.h"
+#include "model/tensor_table.h"
 
 namespace kairo::plan {
 
@@ -24,58 +25,10 @@ std::vector<TensorSpec> tensors_from_file(const gguf::File& file) {
 
 std::vector<TensorSpec> standard_tensors(const model::ModelConfig& c, DType matrix_type) {
   std::vector<TensorSpec> t;
-  const int64_t dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), ffn = c.ffn_dim, vocab = c.n_vocab;
-  t.push_back({"token_embd.weight", {dim, vocab}, matrix_type});
-  for (int l = 0; l < c.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    t.push_back({p + "attn_norm.weight", {dim}, DType::F32});
-    if (c.fused_qkv) {
-      t.push_back({p + "attn_qkv.weight", {dim, q + 2 * kv}, matrix_type});
-    } else {
-      t.push_back({p + "attn_q.weight", {dim, q}, matrix_type});
-      t.push_back({p + "attn_k.weight", {dim, kv}, matrix_type});
-      t.push_back({p + "attn_v.weight", {dim, kv}, matrix_type});
-    }
-    if (c.qkv_bias) {
-      t.push_back({p + "attn_q.bias", {q}, DType::F32});
-      t.push_back({p + "attn_k.bias", {kv}, DType::F32});
-      t.push_back({p + "attn_v.bias", {kv}, DType::F32});
-    }
-    if (c.qk_norm) {
-      t.push_back({p + "attn_q_norm.weight", {c.head_dim}, DType::F32});
-      t.push_back({p + "attn_k_norm.weight", {c.head_dim}, DType::F32});
-    }
-    t.push_back({p + "attn_output.weight", {q, dim}, matrix_type});
-    if (c.attn_output_bias) t.push_back({p + "attn_output.bias", {dim}, DType::F32});
-    if (c.attn_sinks) t.push_back({p + "attn_sinks.weight", {c.n_heads}, DType::F32});
-    t.push_back({p + c.ffn_norm_name + ".weight", {dim}, DType::F32});
-    if (c.post_norms) {
-      t.push_back({p + "post_attention_norm.weight", {dim}, DType::F32});
-      t.push_back({p + "post_ffw_norm.weight", {dim}, DType::F32});
-    }
-    if (c.moe()) {
-      const int64_t experts = c.n_experts, width = c.expert_ffn_dim;
-      t.push_back({p + "ffn_gate_inp.weight", {dim, experts}, DType::F32});  // the router stays F32
-      t.push_back({p + "ffn_gate_exps.weight", {dim, width, experts}, matrix_type});
-      t.push_back({p + "ffn_up_exps.weight", {dim, width, experts}, matrix_type});
-      t.push_back({p + "ffn_down_exps.weight", {width, dim, experts}, matrix_type});
-      if (c.moe_biases) {
-        t.push_back({p + "ffn_gate_inp.bias", {experts}, DType::F32});
-        t.push_back({p + "ffn_gate_exps.bias", {width, experts}, DType::F32});
-        t.push_back({p + "ffn_up_exps.bias", {width, experts}, DType::F32});
-        t.push_back({p + "ffn_down_exps.bias", {dim, experts}, DType::F32});
-      }
-    } else if (c.fused_gate_up) {
-      t.push_back({p + "ffn_up.weight", {dim, 2 * ffn}, matrix_type});
-      t.push_back({p + "ffn_down.weight", {ffn, dim}, matrix_type});
-    } else {
-      t.push_back({p + "ffn_gate.weight", {dim, ffn}, matrix_type});
-      t.push_back({p + "ffn_up.weight", {dim, ffn}, matrix_type});
-      t.push_back({p + "ffn_down.weight", {ffn, dim}, matrix_type});
-    }
+  for (const model::TensorEntry& e : model::model_tensors(c)) {
+    const bool f32 = e.form == model::TensorForm::F32 || e.written_f32;
+    t.push_back({e.name, e.dims, f32 ? DType::F32 : matrix_type});
   }
-  t.push_back({"output_norm.weight", {dim}, DType::F32});
-  if (!c.tied_embeddings) t.push_back({"output.weight", {dim, vocab}, matrix_type});
   return retype_matrices(t, matrix_type);  // applies the odd-width fallback
 }
 

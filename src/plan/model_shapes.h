@@ -24,12 +24,8 @@ struct TensorSpec {
 // The tensor infos of an opened GGUF file.
 std::vector<TensorSpec> tensors_from_file(const gguf::File& file);
 
-// The tensors a llama-family (llama, qwen2, qwen3, qwen3moe, phi3: fused attn_qkv and gate‖up ffn_up) GGUF of this
-// shape holds: token_embd, output_norm,
-// output (unless tied), and per layer attn_norm, attn_q/k/v (+ biases for qwen2, + attn_q_norm/attn_k_norm for
-// qwen3), attn_output, ffn_norm, and ffn_gate/up/down or, for a mixture of experts, the router ffn_gate_inp (F32)
-// and the expert stacks ffn_{gate,up,down}_exps.
-// Matrices get `matrix_type`, vectors F32 -- as llama.cpp's converter writes them.
+// The tensors a GGUF of this shape holds (model::model_tensors, the table weight binding reads too). Matrices get
+// `matrix_type`, vectors and routers F32 -- as llama.cpp's converter writes them.
 std::vector<TensorSpec> standard_tensors(const model::ModelConfig& config, DType matrix_type);
 
 // "What if this model were stored as `type`": every 2-D tensor becomes `type`. A matrix whose rows are not a
