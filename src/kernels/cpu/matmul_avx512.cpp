@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 
@@ -74,14 +75,23 @@ struct RowTileSet {
 // Row tiles a GEMV kernel call takes at once (they share its activation loads).
 constexpr int64_t kRowTileGroup = 4;
 
-// Row tiles split over the threads, each tile times every token (a tile's weights stay in cache across its tokens,
-// so memory is read once).
+// Row tiles shared out to the threads, each tile times every token (a tile's weights stay in cache across its
+// tokens, so memory is read once). The threads take chunks from a shared counter rather than fixed halves: a thread
+// whose reads run faster takes more, where with halves it waited for the other (13 % of qwen3-0.6b decode's samples
+// were the pool's spin-wait, whose small matrices leave little work to even the halves out).
 void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens, ThreadPool& pool) {
   const int64_t tiles = set.total_tiles();
-  auto job = [&](int ti, int nt) {
-    set.for_ranges(tiles * ti / nt, tiles * (ti + 1) / nt, [&](int i, int64_t first, int64_t last) {
-      multiply_row_tiles(set.ws[i], a, n_tokens, first, last, set.ys[i]);
-    });
+  constexpr int64_t kChunksPerThread = 8;
+  const int64_t chunk = std::max<int64_t>(
+      2 * kRowTileGroup, (tiles / (pool.n_threads() * kChunksPerThread)) / kRowTileGroup * kRowTileGroup);
+  std::atomic<int64_t> next{0};
+  auto job = [&](int, int) {
+    for (int64_t g0 = next.fetch_add(chunk, std::memory_order_relaxed); g0 < tiles;
+         g0 = next.fetch_add(chunk, std::memory_order_relaxed)) {
+      set.for_ranges(g0, std::min(tiles, g0 + chunk), [&](int i, int64_t first, int64_t last) {
+        multiply_row_tiles(set.ws[i], a, n_tokens, first, last, set.ys[i]);
+      });
+    }
   };
   pool.run(std::ref(job));
 }
