@@ -85,7 +85,8 @@ std::string alternatives(const std::vector<std::string>& alts) {
 
 class SchemaCompiler {
  public:
-  explicit SchemaCompiler(const json& root) : root_(root) {}
+  explicit SchemaCompiler(const json& root, JsonWhitespace whitespace = JsonWhitespace::Bounded)
+      : root_(root), whitespace_(whitespace) {}
 
   std::string run() {
     const std::string body = compile(root_, "", "value");
@@ -99,7 +100,10 @@ class SchemaCompiler {
  private:
   // --- the generic JSON rules, added on first use ---
   std::string ws() {
-    if (ws_.empty()) ws_ = writer_.add_rule("ws", "( \" \" | \"\\n\" [ \\t]{0,20} )?");
+    if (ws_.empty()) {
+      ws_ = writer_.add_rule("ws", whitespace_ == JsonWhitespace::Compact ? "\" \"?"
+                                                                          : "( \" \" | \"\\n\" [ \\t]{0,20} )?");
+    }
     return ws_;
   }
   std::string json_char() { return any_char_gbnf(writer_, RegexTarget::kJsonString); }
@@ -744,13 +748,14 @@ class SchemaCompiler {
   GbnfWriter writer_;
   std::map<std::string, std::string> ref_rules_;
   std::string ws_, string_, integer_, number_, value_, object_, array_;
+  JsonWhitespace whitespace_;
 };
 
 }  // namespace
 
-Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema) {
+Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema, JsonWhitespace whitespace) {
   try {
-    return SchemaCompiler(schema).run();
+    return SchemaCompiler(schema, whitespace).run();
   } catch (const SchemaError& e) {
     return Error{e.message};
   }

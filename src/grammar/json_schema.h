@@ -26,9 +26,16 @@
 
 namespace kairo::grammar {
 
+// Whitespace the grammar allows between JSON tokens.
+enum class JsonWhitespace {
+  Bounded,  // none, one space, or a newline and up to 20 spaces or tabs (llama.cpp's: room to indent)
+  Compact,  // none or one space: for machine-read JSON such as tool-call arguments, every token is content
+};
+
 // Takes ordered JSON so properties are generated in the order the schema writes them; the text overload parses it
 // that way.
-Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema,
+                                        JsonWhitespace whitespace = JsonWhitespace::Bounded);
 Result<std::string> json_schema_to_gbnf(std::string_view schema_text);
 
 // Any JSON object ({"type": "json_object"} response formats).

@@ -32,7 +32,8 @@ ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallForm
                           {"additionalProperties", false}});
   }
   const json schema = any_of.size() == 1 ? any_of[0] : json{{"anyOf", any_of}};
-  auto gbnf = grammar::json_schema_to_gbnf(schema);
+  // Compact: a call is read by a program, and spaces a small model might pile up would cost tokens, not meaning.
+  auto gbnf = grammar::json_schema_to_gbnf(schema, grammar::JsonWhitespace::Compact);
   if (!gbnf.ok()) return invalid_param("tools", "'tools': " + gbnf.error().message);
   ToolGrammar g;
   g.root = "tool-calls";

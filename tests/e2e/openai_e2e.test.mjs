@@ -223,3 +223,84 @@ test("structured_outputs choice and an unsupported schema keyword", async () => 
       response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", format: "hostname" } } } }),
     (err) => err.status === 400 && /format 'hostname' is not supported/.test(err.message));
 });
+
+test("beta.chat.completions.parse gives the reply as a parsed object", async () => {
+  const response_format = { type: "json_schema", json_schema: { name: "verdict", strict: true,
+    schema: { type: "object", properties: { answer: { type: "string", enum: ["yes", "no"] } }, required: ["answer"],
+      additionalProperties: false } } };
+  for (let seed = 0; seed < 3; seed++) {
+    const r = await client.beta.chat.completions.parse({ model: MODEL, messages: [{ role: "user", content: "Ok?" }],
+      max_tokens: 40, temperature: 1, seed, response_format });
+    const message = r.choices[0].message;
+    assert.equal(r.choices[0].finish_reason, "stop", message.content);
+    assert.ok(["yes", "no"].includes(message.parsed.answer), message.content);
+    assert.deepEqual(Object.keys(message.parsed), ["answer"]);
+  }
+});
+
+// A second server whose chat template (--chat-template-file) writes Hermes-style tool calls: the demo model has no
+// template of its own. It is a random model, so only the grammar that tool_choice "required" applies can make it
+// call a tool; what is checked is the protocol: the call parsed into tool_calls, and the result sent back.
+async function withTemplateServer(fn) {
+  const { spawn } = await import("node:child_process");
+  const template = new URL("./hermes_tools.jinja", import.meta.url).pathname;
+  const server = spawn(process.env.KAIRO_EXE, ["serve", "--model", process.env.KAIRO_MODEL,
+    "--device", process.env.KAIRO_DEVICE ?? "cpu", "--port", "0", "--served-model-name", MODEL,
+    "--chat-template-file", template, "--no-access-log"], { stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  const port = await new Promise((resolve, reject) => {
+    server.stderr.on("data", (d) => {
+      log += d;
+      const m = /listening on http:\/\/[^:]*:(\d+)/.exec(log);
+      if (m && log.includes("kairo serve: ready")) resolve(Number(m[1]));
+    });
+    server.on("exit", (code) => reject(new Error(`kairo serve exited (${code}): ${log}`)));
+  });
+  try {
+    await fn(new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "unused", maxRetries: 0 }));
+  } finally {
+    server.kill("SIGTERM");
+  }
+}
+
+test("tools: a required call parses into tool_calls and its result goes back (--chat-template-file)", async () => {
+  await withTemplateServer(async (c) => {
+    const tools = [{ type: "function", function: { name: "weather", description: "Weather in a city",
+      parameters: { type: "object", properties: { city: { type: "string", enum: ["Oslo", "Rome"] } },
+        required: ["city"], additionalProperties: false } } }];
+    const messages = [{ role: "user", content: "Oslo?" }];
+    for (let seed = 0; seed < 3; seed++) {
+      const r = await c.chat.completions.create({ model: MODEL, messages, tools, tool_choice: "required",
+        temperature: 1, seed, max_tokens: 100 });
+      const choice = r.choices[0];
+      assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice.message));
+      assert.equal(choice.message.content, null);
+      assert.ok(choice.message.tool_calls.length >= 1);
+      const call = choice.message.tool_calls[0];
+      assert.equal(call.type, "function");
+      assert.equal(call.function.name, "weather");
+      assert.ok(["Oslo", "Rome"].includes(JSON.parse(call.function.arguments).city), call.function.arguments);
+      assert.ok(call.id.length > 0);
+      // The round trip: the assistant's call and the tool's result sent back; the reply is plain text.
+      const back = await c.chat.completions.create({ model: MODEL, temperature: 0, max_tokens: 8, tools,
+        tool_choice: "none", messages: [...messages, choice.message,
+          { role: "tool", tool_call_id: call.id, content: "sunny" }] });
+      assert.equal(typeof back.choices[0].message.content, "string");
+      assert.equal(back.choices[0].message.tool_calls ?? undefined, undefined);
+    }
+    // A named function is honoured the same way, streamed: the deltas carry the call.
+    const stream = await c.chat.completions.create({ model: MODEL, messages, tools, temperature: 1, seed: 7,
+      max_tokens: 100, stream: true, tool_choice: { type: "function", function: { name: "weather" } } });
+    let name = "", args = "", finish = null;
+    for await (const chunk of stream) {
+      for (const d of chunk.choices[0]?.delta?.tool_calls ?? []) {
+        name += d.function?.name ?? "";
+        args += d.function?.arguments ?? "";
+      }
+      if (chunk.choices[0]?.finish_reason) finish = chunk.choices[0].finish_reason;
+    }
+    assert.equal(finish, "tool_calls");
+    assert.equal(name, "weather");
+    assert.ok(["Oslo", "Rome"].includes(JSON.parse(args).city), args);
+  });
+});

@@ -187,7 +187,7 @@ TEST_F(ToolCallsTest, ANamedFunctionAndOneCallAtATime) {
 TEST_F(ToolCallsTest, Llama3JsonFormatGivesTheSameKindOfCalls) {
   start(ToolCallFormat::Llama3Json);
   int n_checked = 0;
-  for (int seed = 0; seed < 6; ++seed) {
+  for (int seed = 0; seed < 12; ++seed) {
     const auto r = chat({{"tool_choice", "required"}, {"temperature", 1}, {"seed", seed}, {"max_tokens", 450}});
     ASSERT_EQ(r.status, 200) << r.body;
     const json choice = r.json()["choices"][0];
@@ -197,7 +197,8 @@ TEST_F(ToolCallsTest, Llama3JsonFormatGivesTheSameKindOfCalls) {
     for (const json& c : choice["message"]["tool_calls"]) expect_valid_call(c);
     ++n_checked;
   }
-  EXPECT_GE(n_checked, 3);
+  // A random model may go on calling (parallel calls are allowed) until max_tokens: a few seeds must finish.
+  EXPECT_GE(n_checked, 4);
 }
 
 TEST_F(ToolCallsTest, NoneParsesNothingAndAForcedCallCannotTakeAResponseFormat) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +33,7 @@ struct ServeArgs {
   std::vector<std::string> served_names;  // first = the id in /v1/models; the rest are aliases
   std::string api_key_file;
   std::string reasoning_format = "auto";  // auto | deepseek | none (ServerConfig::reasoning_format)
+  std::string chat_template_file;         // a Jinja chat template used instead of the model's
   server::ServerConfig server;
   // Engine.
   int threads = 0;
@@ -154,6 +157,20 @@ server::ChatTemplate jinja_template(std::string source, std::string bos, std::st
   };
 }
 
+// The chat template's Jinja source: --chat-template-file when given, else the model's tokenizer.chat_template, else
+// "" (ChatML).
+Result<std::string> chat_template_source(const model::Model& model, const std::string& file) {
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return Error{"--chat-template-file " + file + ": cannot open the file"};
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.empty()) return Error{"--chat-template-file " + file + ": the file is empty"};
+    return text;
+  }
+  if (!model.file().find("tokenizer.chat_template")) return std::string();
+  return model.file().get_string("tokenizer.chat_template");
+}
+
 int run_serve(ServeArgs a) {
   auto fail = [](const std::string& msg) {
     std::fprintf(stderr, "error: %s\n", msg.c_str());
@@ -187,11 +204,19 @@ int run_serve(ServeArgs a) {
 
   server::ChatTemplate chat_template;  // empty: ChatML
   server::ChatTemplateTraits template_traits;
-  if ((*model)->file().find("tokenizer.chat_template")) {
-    auto source = (*model)->file().get_string("tokenizer.chat_template");
-    if (!source.ok()) return fail(source.error().message);
+  auto source = chat_template_source(**model, a.chat_template_file);
+  if (!source.ok()) return fail(source.error().message);
+  if (!source->empty()) {
     const std::string bos = tk.bos_id() >= 0 ? tk.token_text(tk.bos_id()) : "";
     const std::string eos = tk.eos_id() >= 0 ? tk.token_text(tk.eos_id()) : "";
+    // Rendered once now, so a template that cannot render says so at startup, not on every chat request.
+    const nlohmann::ordered_json probe = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "hi"}}});
+    if (auto r = jinja::apply_chat_template(*source, probe, nullptr, true, bos, eos); !r.ok()) {
+      return fail("the chat template" +
+                  (a.chat_template_file.empty() ? std::string(" of the model") : " in " + a.chat_template_file) +
+                  " cannot render a one-message chat: " + r.error().message +
+                  " (fix it, or pass --chat-template-file with a template that works)");
+    }
     chat_template = jinja_template(*source, bos, eos);
     template_traits = server::chat_template_traits(*source);
   } else {
@@ -252,6 +277,9 @@ void setup(CLI::App& app) {
   cmd->add_option("--retry-after", s.retry_after_s, "Retry-After seconds sent with 429 when the queue is full")
       ->capture_default_str()->check(CLI::Range(0, 3600));
   cmd->add_flag("--no-access-log", [a](int64_t) { a->server.access_log = false; }, "Do not log requests to stderr");
+  cmd->add_option("--chat-template-file", a->chat_template_file,
+                  "Jinja chat template to use instead of the model's (tool-call and reasoning formats follow it)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--reasoning-format", a->reasoning_format,
                   "Chat replies of thinking models: deepseek puts <think>...</think> in reasoning_content, none leaves "
                   "it in content, auto is deepseek when the chat template has a </think>")
