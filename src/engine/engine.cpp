@@ -365,8 +365,8 @@ std::string Engine::failure() const {
 void Engine::post_process(Sequence& seq, const float* logits) {
   const int n_vocab = model_.config().n_vocab;
   if (seq.request.grammar && !seq.grammar) {
-    seq.grammar = std::make_unique<GrammarConstraint>(seq.request.grammar,
-                                                      grammar_maskers_.get(seq.request.grammar));
+    seq.grammar = std::make_unique<GrammarConstraint>(seq.request.grammar, grammar_maskers_.get(seq.request.grammar),
+                                                      seq.request.grammar_after_thinking, eog_ids_);
   }
   const float* sample_from = logits;
   if (seq.grammar) {

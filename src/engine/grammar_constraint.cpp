@@ -6,10 +6,24 @@
 namespace kairo::engine {
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<grammar::StackArena> arena,
-                                     std::shared_ptr<grammar::TokenMasker> masker)
-    : masker_(std::move(masker)), matcher_(std::move(arena)), bits_(masker_->mask_words()) {}
+                                     std::shared_ptr<grammar::TokenMasker> masker, Request::Thinking thinking,
+                                     std::vector<int32_t> eog_ids)
+    : masker_(std::move(masker)),
+      matcher_(std::move(arena)),
+      thinking_(thinking),
+      eog_ids_(std::move(eog_ids)),
+      bits_(masker_->mask_words()) {
+  if (thinking_.open >= 0 && thinking_.close >= 0) phase_ = thinking_.starts_open ? Phase::Thinking : Phase::MayThink;
+}
 
 const float* GrammarConstraint::mask(const float* logits, int n_vocab) {
+  if (phase_ == Phase::Thinking) {  // every token but end-of-generation: the block must close first
+    masked_.assign(logits, logits + n_vocab);
+    for (int32_t id : eog_ids_)
+      if (id >= 0 && id < n_vocab) masked_[static_cast<size_t>(id)] = -INFINITY;
+    any_allowed_ = true;
+    return masked_.data();
+  }
   masker_->fill_mask(matcher_, bits_);
   masked_.assign(static_cast<size_t>(n_vocab), -INFINITY);
   any_allowed_ = false;
@@ -22,10 +36,34 @@ const float* GrammarConstraint::mask(const float* logits, int n_vocab) {
       any_allowed_ = true;
     }
   }
+  if (phase_ == Phase::MayThink && thinking_.open < n_vocab) {
+    masked_[static_cast<size_t>(thinking_.open)] = logits[thinking_.open];
+    any_allowed_ = true;
+  }
   return masked_.data();
 }
 
-bool GrammarConstraint::accept(int32_t token) { return masker_->accept_token(matcher_, token); }
+bool GrammarConstraint::accept(int32_t token) {
+  switch (phase_) {
+    case Phase::Thinking:
+      if (token == thinking_.close) phase_ = Phase::Answer;
+      return true;
+    case Phase::MayThink:
+      if (token == thinking_.open) {
+        phase_ = Phase::Thinking;
+        return true;
+      }
+      phase_ = Phase::Answer;  // no thinking: this token is the answer's first
+      if (!masker_->accept_token(matcher_, token)) {
+        phase_ = Phase::MayThink;
+        return false;
+      }
+      return true;
+    case Phase::Answer:
+      return masker_->accept_token(matcher_, token);
+  }
+  return false;
+}
 
 GrammarMaskers::GrammarMaskers(const tokenizer::Tokenizer& tokenizer, std::vector<int32_t> eog_ids, size_t max_kept)
     : tokenizer_(tokenizer), eog_ids_(std::move(eog_ids)), max_kept_(max_kept) {}

@@ -11,6 +11,7 @@
 #include "grammar/matcher.h"
 #include "grammar/stack_arena.h"
 #include "grammar/token_masker.h"
+#include "engine/request.h"
 #include "grammar/token_trie.h"
 #include "tokenizer/tokenizer.h"
 
@@ -18,22 +19,33 @@ namespace kairo::engine {
 
 class GrammarConstraint {
  public:
-  GrammarConstraint(std::shared_ptr<grammar::StackArena> arena, std::shared_ptr<grammar::TokenMasker> masker);
+  // thinking: Request::grammar_after_thinking; eog_ids: the tokens not sampled inside a thinking block.
+  GrammarConstraint(std::shared_ptr<grammar::StackArena> arena, std::shared_ptr<grammar::TokenMasker> masker,
+                    Request::Thinking thinking = {}, std::vector<int32_t> eog_ids = {});
 
   // logits with every token the grammar forbids now set to -inf (ids past the tokenizer's vocabulary too). The
   // row stays valid until the next call.
   const float* mask(const float* logits, int n_vocab);
   // Advances over a sampled token; false (state unchanged) when the grammar does not allow it.
   bool accept(int32_t token);
-  bool can_end() const { return matcher_.can_end(); }
+  bool can_end() const { return phase_ == Phase::Answer && matcher_.can_end(); }
   // Some token can still extend the output (false: the grammar's text is complete, or nothing can follow).
-  bool can_continue() const { return matcher_.can_continue(); }
+  bool can_continue() const { return phase_ != Phase::Answer || matcher_.can_continue(); }
   // Whether mask() left any token allowed.
   bool any_allowed() const { return any_allowed_; }
 
  private:
+  enum class Phase {
+    MayThink,  // the first token: the grammar's tokens, or the token that opens a thinking block
+    Thinking,  // unconstrained until the closing token (end-of-generation excepted)
+    Answer,    // the grammar applies
+  };
+
   std::shared_ptr<grammar::TokenMasker> masker_;
   grammar::GrammarMatcher matcher_;
+  Request::Thinking thinking_;
+  std::vector<int32_t> eog_ids_;
+  Phase phase_ = Phase::Answer;
   std::vector<uint64_t> bits_;
   std::vector<float> masked_;
   bool any_allowed_ = true;

@@ -52,6 +52,15 @@ struct Request {
   // are sampled, end-of-generation only where its text is complete, and the request stops when nothing can follow.
   // Null: unconstrained. Once submitted, only the engine thread touches it (requests may share one).
   std::shared_ptr<grammar::StackArena> grammar;
+  // A reasoning model's thinking stays free of the grammar, which applies to the answer after it. The block opens
+  // with the token think_open (or is open from the start: the prompt ended inside it) and closes with think_close;
+  // while it is open, end-of-generation is not sampled (a finished reply must hold the grammar's text). -1: no
+  // thinking block, the grammar applies from the first token.
+  struct Thinking {
+    int32_t open = -1;
+    int32_t close = -1;
+    bool starts_open = false;
+  } grammar_after_thinking;
 };
 
 enum class FinishReason { None, Stop, Length, Abort };

@@ -70,6 +70,17 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
     if (!compiled.ok()) return exchange->send_error(compiled.error());
     grammar = std::move(*compiled);
   }
+  using Format = ServerConfig::ReasoningFormat;
+  const bool split_reasoning = kind == ApiKind::Chat &&
+                               (ctx.config.reasoning_format == Format::Deepseek ||
+                                (ctx.config.reasoning_format == Format::Auto && backend.template_traits.thinks));
+  // An output constraint applies to the answer, not to the thinking before it, where the markers are single tokens
+  // (Qwen3, DeepSeek-R1); elsewhere it applies from the first token.
+  engine::Request::Thinking thinking;
+  if (grammar && split_reasoning) {
+    const int32_t open = backend.tokenizer->find_token("<think>"), close = backend.tokenizer->find_token("</think>");
+    if (open >= 0 && close >= 0) thinking = {open, close, reasoning_opened};
+  }
   std::vector<engine::Request> requests;
   requests.reserve(prompts.size() * params.n);
   for (auto& prompt : prompts) {
@@ -88,6 +99,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
     for (int i = 0; i < params.n; ++i) {
       requests.push_back(make_engine_request(params, prompt, max_tokens, i));
       requests.back().grammar = grammar;
+      requests.back().grammar_after_thinking = thinking;
     }
   }
   GenerationOptions options;
@@ -99,9 +111,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   options.include_usage = params.include_usage;
   options.logprobs = params.logprobs;
   options.n_per_prompt = params.n;
-  using Format = ServerConfig::ReasoningFormat;
-  options.split_reasoning = kind == ApiKind::Chat && (ctx.config.reasoning_format == Format::Deepseek ||
-                                                      (ctx.config.reasoning_format == Format::Auto && backend.template_traits.thinks));
+  options.split_reasoning = split_reasoning;
   options.reasoning_opened = reasoning_opened;
   options.tool_calls = tool_calls;
   GenerationJob::start(ctx_ptr, backend, std::move(exchange), std::move(options), std::move(requests));

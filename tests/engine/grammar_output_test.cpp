@@ -4,6 +4,8 @@
 // unconstrained ones leaves their tokens unchanged.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -127,6 +129,54 @@ TEST(GrammarOutput, ConstrainedNeighboursLeaveGreedyOutputsUnchanged) {
     if (outs[i].reason == FinishReason::Stop) {
       EXPECT_TRUE(ordered::accept(outs[i].text)) << outs[i].text;
     }
+  }
+}
+
+
+// A reasoning model's thinking stays free of the grammar (Request::grammar_after_thinking). Two tokens of this
+// vocabulary stand in for <think> and </think>; logit biases steer the random model into and out of the block.
+TEST(GrammarOutput, TheGrammarAppliesAfterTheThinkingBlockNotInIt) {
+  const tokenizer::Tokenizer& tok = *fixture().tokenizer;
+  const int32_t open = tok.find_token("Z"), close = tok.find_token("Q");
+  ASSERT_GE(open, 0);
+  ASSERT_GE(close, 0);
+  auto choice = compile(R"(root ::= "yes" | "no")");
+  auto answer_of = [&](const Output& o, size_t from) {
+    return tok.detokenize(std::vector<int32_t>(o.tokens.begin() + static_cast<ptrdiff_t>(from), o.tokens.end()));
+  };
+  std::vector<Request> reqs;
+  // 0: the prompt opened the block, and the closing token is favoured: closed at once, then the grammar holds.
+  reqs.push_back(sampled(choice, 1, 40));
+  reqs.back().grammar_after_thinking = {open, close, true};
+  reqs.back().sampling.logit_bias = {{close, 30.0f}};
+  // 1: the opening token is favoured (and then always): the block opens and stays open, unconstrained (the
+  // grammar would allow neither token) and never ended by end-of-generation, until max_tokens.
+  reqs.push_back(sampled(choice, 2, 12));
+  reqs.back().grammar_after_thinking = {open, close, false};
+  reqs.back().sampling.logit_bias = {{open, 30.0f}};
+  for (int32_t eog : tok.eog_ids()) reqs.back().sampling.logit_bias.push_back({eog, 30.0f});
+  // 2-5: the opening token banned: no thinking, the grammar from the first token.
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    reqs.push_back(sampled(choice, seed, 40));
+    reqs.back().grammar_after_thinking = {open, close, false};
+    reqs.back().sampling.logit_bias = {{open, -INFINITY}};
+  }
+  const std::vector<Output> outs = run(reqs);
+  ASSERT_EQ(outs[0].reason, FinishReason::Stop) << outs[0].error;
+  ASSERT_FALSE(outs[0].tokens.empty());
+  EXPECT_EQ(outs[0].tokens[0], close);
+  const std::string a0 = answer_of(outs[0], 1);
+  EXPECT_TRUE(a0 == "yes" || a0 == "no") << a0;
+
+  EXPECT_EQ(outs[1].reason, FinishReason::Length) << outs[1].error;
+  ASSERT_EQ(outs[1].tokens.size(), 12u);
+  EXPECT_EQ(outs[1].tokens[0], open);
+  EXPECT_EQ(outs[1].tokens[1], open) << "inside the block the grammar does not apply";
+  for (int32_t t : outs[1].tokens) EXPECT_FALSE(tok.is_eog(t)) << "end-of-generation inside the thinking block";
+
+  for (size_t i = 2; i < outs.size(); ++i) {
+    EXPECT_EQ(outs[i].reason, FinishReason::Stop) << outs[i].error;
+    EXPECT_TRUE(outs[i].text == "yes" || outs[i].text == "no") << outs[i].text;
   }
 }
 
