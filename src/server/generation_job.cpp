@@ -17,11 +17,13 @@ const char* openai_finish_reason(engine::FinishReason r, bool made_tool_calls = 
   }
 }
 
-std::string call_id() {
+// OpenAI's "call_" + 24 characters; Mistral's templates refuse any id that is not 9 alphanumerics.
+std::string call_id(ToolCallFormat format) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char* kAlnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += kAlnum[rng() % 62];
+  const bool mistral = format == ToolCallFormat::Mistral;
+  std::string id = mistral ? "" : "call_";
+  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[rng() % 62];
   return id;
 }
 
@@ -165,7 +167,7 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
     }
     content = std::move(piece.content);
     for (ParsedToolCall& call : piece.calls) {
-      ToolCallView v{call_id(), std::move(call.name), std::move(call.arguments)};
+      ToolCallView v{call_id(options_.tool_calls), std::move(call.name), std::move(call.arguments)};
       new_calls.emplace_back(static_cast<int>(c.tool_calls.size()), v);
       c.tool_calls.push_back(std::move(v));
     }

@@ -22,10 +22,26 @@ std::optional<ParsedToolCall> parse_call(const std::string& text) {
   return ParsedToolCall{body["name"].get<std::string>(), key != nullptr ? body[key].dump() : "{}"};
 }
 
+constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
+
+// Mistral's body: a non-empty JSON array of calls.
+std::optional<std::vector<ParsedToolCall>> parse_call_array(const std::string& text) {
+  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_array() || body.empty()) return std::nullopt;
+  std::vector<ParsedToolCall> calls;
+  for (const auto& element : body) {
+    std::optional<ParsedToolCall> call = parse_call(element.dump());
+    if (!call) return std::nullopt;
+    calls.push_back(std::move(*call));
+  }
+  return calls;
+}
+
 }  // namespace
 
 ToolCallFormat detect_tool_call_format(std::string_view source) {
   if (source.find(kOpen) != std::string_view::npos) return ToolCallFormat::Hermes;
+  if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFormat::Mistral;
   if (source.find(R"({"name": function name, "parameters": dictionary)") != std::string_view::npos) {
     return ToolCallFormat::Llama3Json;
   }
@@ -84,7 +100,9 @@ void ToolCallParser::emit(std::string_view text, Piece& out) {
   }
 }
 
-void ToolCallParser::emit_llama3(std::string_view text, Piece& out) {
+void ToolCallParser::emit_json(std::string_view text, Piece& out) {
+  const bool mistral = format_ == ToolCallFormat::Mistral;
+  const char opening = mistral ? '[' : '{';
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     switch (json_state_) {
@@ -93,18 +111,18 @@ void ToolCallParser::emit_llama3(std::string_view text, Piece& out) {
         return;
       case JsonState::Start:
       case JsonState::AfterCall:
-        if (is_blank(c) || (json_state_ == JsonState::AfterCall && c == ';')) {
+        if (is_blank(c) || (json_state_ == JsonState::AfterCall && c == ';' && !mistral)) {
           if (json_state_ == JsonState::Start) held_ += c;
           continue;
         }
-        if (c != '{') {  // not a call: this (and, at the start, the blanks before it) is content
+        if (c != opening) {  // not a call: this (and, at the start, the blanks before it) is content
           if (json_state_ == JsonState::Start) out.content += held_;
           held_.clear();
           json_state_ = JsonState::Text;
           --i;
           continue;
         }
-        held_ = "{";
+        held_ = std::string(1, opening);
         depth_ = 1;
         in_string_ = escaped_ = false;
         json_state_ = JsonState::Object;
@@ -121,9 +139,19 @@ void ToolCallParser::emit_llama3(std::string_view text, Piece& out) {
         else if (c == '{' || c == '[') ++depth_;
         else if (c == '}' || c == ']') --depth_;
         if (depth_ > 0) continue;
-        if (std::optional<ParsedToolCall> call = parse_call(held_)) {
-          out.calls.push_back(std::move(*call));
-          ++n_calls_;
+        if (mistral && held_ == kMistralMarker) {  // the marker written as text: the array follows
+          held_.clear();
+          json_state_ = n_calls_ > 0 ? JsonState::AfterCall : JsonState::Start;
+          continue;
+        }
+        if (std::optional<std::vector<ParsedToolCall>> calls =
+                mistral ? parse_call_array(held_) : [&]() -> std::optional<std::vector<ParsedToolCall>> {
+                  std::optional<ParsedToolCall> call = parse_call(held_);
+                  if (!call) return std::nullopt;
+                  return std::vector<ParsedToolCall>{std::move(*call)};
+                }()) {
+          for (ParsedToolCall& call : *calls) out.calls.push_back(std::move(call));
+          n_calls_ += static_cast<int>(calls->size());
           held_.clear();
           json_state_ = JsonState::AfterCall;
         } else {  // JSON, but not a call: the reply is text
@@ -142,8 +170,8 @@ ToolCallParser::Piece ToolCallParser::push(std::string_view text) {
     out.content.assign(text);
     return out;
   }
-  if (format_ == ToolCallFormat::Llama3Json) {
-    emit_llama3(text, out);
+  if (format_ == ToolCallFormat::Llama3Json || format_ == ToolCallFormat::Mistral) {
+    emit_json(text, out);
     return out;
   }
   if (in_call_) {
@@ -159,7 +187,8 @@ ToolCallParser::Piece ToolCallParser::push(std::string_view text) {
 
 ToolCallParser::Piece ToolCallParser::flush() {
   Piece out;
-  if (format_ == ToolCallFormat::Llama3Json) {  // an object never closed, or only blanks: the model's text
+  if (format_ == ToolCallFormat::Llama3Json || format_ == ToolCallFormat::Mistral) {
+    // A value never closed, or only blanks: the model's text.
     if (json_state_ == JsonState::Object || json_state_ == JsonState::Start) out.content = std::move(held_);
     held_.clear();
     return out;

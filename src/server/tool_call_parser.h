@@ -5,6 +5,9 @@
 //   Llama-3.x JSON (Llama 3.1 / 3.2 templates: 'Respond in the format {"name": function name, "parameters": ...}'):
 //     the whole reply is {"name": "f", "parameters": {...}}, or several such objects separated by ';'. A reply that
 //     starts with '{' is held back until its object closes (it may be a call); any other reply is content.
+//   Mistral (templates that write [TOOL_CALLS]: Mistral 7B v0.3, Nemo, Small): [TOOL_CALLS] then a JSON array of
+//     {"name": "f", "arguments": {...}}. [TOOL_CALLS] is a control token, which decodes to nothing, so a reply that
+//     starts with '[' is held back until its array closes; a "[TOOL_CALLS]" that does appear as text is dropped.
 // A call is reported once it closes, whole: id, type, name and its arguments (a JSON text) in one piece, so
 // streamed fragments concatenate exactly to the final arguments. Marker text never reaches content: a marker cut
 // across deltas is held back until it is whole or cannot be one. Blank text between and after calls is dropped.
@@ -16,7 +19,7 @@
 
 namespace kairo::server {
 
-enum class ToolCallFormat { None, Hermes, Llama3Json };
+enum class ToolCallFormat { None, Hermes, Llama3Json, Mistral };
 
 // The format a chat template's tool calls take (None: no parser; calls stay in content).
 ToolCallFormat detect_tool_call_format(std::string_view template_source);
@@ -39,7 +42,8 @@ class ToolCallParser {
 
  private:
   void emit(std::string_view text, Piece& out);
-  void emit_llama3(std::string_view text, Piece& out);
+  // Llama-3.x objects and Mistral arrays: calls as JSON values at the start of the reply.
+  void emit_json(std::string_view text, Piece& out);
   // A closed call's body: a ParsedToolCall, or content when it is not a call.
   void close_call(Piece& out);
 
@@ -49,7 +53,7 @@ class ToolCallParser {
   std::string rest_;  // text after a closing marker, still to read
   std::string pending_blank_;  // blank text after a call, dropped if another call or the end follows
   int n_calls_ = 0;
-  // Llama-3.x JSON: where the reply stands, and the JSON scan of the object being held.
+  // Llama-3.x and Mistral JSON: where the reply stands, and the JSON scan of the value being held.
   enum class JsonState { Start, Object, AfterCall, Text } json_state_ = JsonState::Start;
   int depth_ = 0;
   bool in_string_ = false, escaped_ = false;

@@ -10,11 +10,12 @@ using json = nlohmann::ordered_json;
 ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallFormat format) {
   if (format == ToolCallFormat::None) {
     return invalid_param("tool_choice", "this model's chat template writes tool calls in no format kairo parses "
-                                        "(it knows Hermes/Qwen <tool_call> and Llama-3.x JSON); use tool_choice "
+                                        "(it knows Hermes/Qwen <tool_call>, Llama-3.x JSON and Mistral "
+                                        "[TOOL_CALLS]); use tool_choice "
                                         "\"auto\" or \"none\"");
   }
   // Hermes: {"name", "arguments"} inside <tool_call> markers; Llama-3.x: a bare {"name", "parameters"}.
-  const char* args_key = format == ToolCallFormat::Hermes ? "arguments" : "parameters";
+  const char* args_key = format == ToolCallFormat::Llama3Json ? "parameters" : "arguments";
   json any_of = json::array();
   for (size_t i = 0; i < chat.tools.size(); ++i) {
     const json& fn = chat.tools[i]["function"];
@@ -37,6 +38,13 @@ ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallForm
   if (!gbnf.ok()) return invalid_param("tools", "'tools': " + gbnf.error().message);
   ToolGrammar g;
   g.root = "tool-calls";
+  if (format == ToolCallFormat::Mistral) {
+    // The array of calls; the [TOOL_CALLS] control token before it decodes to no text, so no grammar can ask for
+    // it (the parser reads the array alone).
+    g.gbnf = *gbnf + "\n" + (chat.parallel_tool_calls ? "tool-calls ::= \"[\" root (\", \" root)* \"]\"\n"
+                                                      : "tool-calls ::= \"[\" root \"]\"\n");
+    return g;
+  }
   const std::string call = format == ToolCallFormat::Hermes ? "tool-call ::= \"<tool_call>\\n\" root \"\\n</tool_call>\"\n"
                                                             : "tool-call ::= root\n";
   const std::string separator = format == ToolCallFormat::Hermes ? "\"\\n\"" : "\"; \"";

@@ -1,4 +1,4 @@
-// The Hermes tool-call parser on recorded-style outputs (text before the call, two parallel calls), fed whole and
+// The tool-call parsers (Hermes, Llama-3.x JSON, Mistral) on recorded-style outputs (text before the call, two parallel calls), fed whole and
 // byte by byte: the same calls and content every way, arguments exact, no marker text in content.
 #include "server/tool_call_parser.h"
 
@@ -78,6 +78,19 @@ TEST(ToolCallParser, Llama3JsonCalls) {
   expect_parse(R"({"name": "a", "parameters": {}} and some text)", "and some text", {{"a", "{}"}}, llama);  // blanks and ; after a call go
 }
 
+TEST(ToolCallParser, MistralArraysOfCalls) {
+  const auto mistral = ToolCallFormat::Mistral;
+  // The control token [TOOL_CALLS] decodes to nothing: the array alone.
+  expect_parse(R"([{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "b", "arguments": {"x": "]"}}])",
+               "", {{"get_weather", R"({"city":"Paris"})"}, {"b", R"({"x":"]"})"}}, mistral);
+  // Written as text, the marker is dropped.
+  expect_parse(R"([TOOL_CALLS] [{"name": "a", "arguments": {}}])", "", {{"a", "{}"}}, mistral);
+  expect_parse("Sunny, 21 degrees.", "Sunny, 21 degrees.", {}, mistral);
+  expect_parse(R"([1, 2] is an array but no call)", R"([1, 2] is an array but no call)", {}, mistral);
+  expect_parse(R"([])", "[]", {}, mistral);
+  expect_parse(R"([{"name": "a", "argum)", R"([{"name": "a", "argum)", {}, mistral);  // cut off
+}
+
 TEST(ToolCallParser, WithoutAFormatEverythingIsContent) {
   const std::string text = "<tool_call>{\"name\": \"a\"}</tool_call>";
   EXPECT_EQ(feed(text, 3, ToolCallFormat::None).content, text);
@@ -117,6 +130,8 @@ TEST(ChatTemplateTraits, RealTemplatesAreRecognised) {
   EXPECT_EQ(chat_template_traits(shared_template("meta-llama-Llama-3.2-3B-Instruct.jinja")).tool_calls,
             ToolCallFormat::Llama3Json);
   EXPECT_EQ(chat_template_traits(shared_template("google-gemma-2-2b-it.jinja")).tool_calls, ToolCallFormat::None);
+  EXPECT_EQ(chat_template_traits(shared_template("mistralai-Mistral-Nemo-Instruct-2407.jinja")).tool_calls,
+            ToolCallFormat::Mistral);
 }
 
 }  // namespace

@@ -4,13 +4,17 @@
 // streamed deltas carry each call once, whole, and equal the non-streamed reply; "none" parses nothing.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "engine/engine.h"
 #include "http_client.h"
 #include "model/model.h"
 #include "server/server.h"
 #include "test_paths.h"
+#include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kairo::server::testing {
@@ -45,8 +49,9 @@ class ToolCallsTest : public ::testing::Test {
     delete model_;
   }
   void SetUp() override { start(ToolCallFormat::Hermes); }
-  void start(ToolCallFormat format) {
+  void start(ToolCallFormat format, ChatTemplate chat_template = hermes_template()) {
     if (server_) TearDown();
+    format_ = format;
     engine::EngineConfig cfg;
     cfg.max_model_len = 512;
     cfg.scheduler.max_num_seqs = 8;
@@ -61,7 +66,7 @@ class ToolCallsTest : public ::testing::Test {
     info.id = "demo";
     server_ = std::make_unique<Server>(c, info);
     ASSERT_TRUE(server_->start().ok());
-    server_->attach(*engine_, *tokenizer_, hermes_template(), ChatTemplateTraits{false, format});
+    server_->attach(*engine_, *tokenizer_, std::move(chat_template), ChatTemplateTraits{false, format});
     port_ = server_->port();
   }
   void TearDown() override {
@@ -95,9 +100,15 @@ class ToolCallsTest : public ::testing::Test {
               {"additionalProperties", false}}}}}}});
   }
   // A call's arguments valid against its tool's parameters (checked by hand: the schemas are small).
-  static void expect_valid_call(const json& call) {
+  void expect_valid_call(const json& call) const {
     ASSERT_EQ(call["type"], "function");
-    EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
+    const std::string id = call["id"];
+    if (format_ == ToolCallFormat::Mistral) {  // Mistral's templates take nothing but 9 alphanumerics
+      EXPECT_EQ(id.size(), 9u) << id;
+      for (char c : id) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c))) << id;
+    } else {
+      EXPECT_EQ(id.rfind("call_", 0), 0u) << id;
+    }
     const std::string name = call["function"]["name"];
     const json args = json::parse(call["function"]["arguments"].get<std::string>());
     if (name == "get_weather") {
@@ -116,6 +127,7 @@ class ToolCallsTest : public ::testing::Test {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<Server> server_;
   int port_ = 0;
+  ToolCallFormat format_ = ToolCallFormat::Hermes;
 };
 
 model::Model* ToolCallsTest::model_ = nullptr;
@@ -209,6 +221,45 @@ TEST_F(ToolCallsTest, NoneParsesNothingAndAForcedCallCannotTakeAResponseFormat) 
   ASSERT_EQ(bad.status, 400);
   EXPECT_EQ(bad.json()["error"]["message"],
             "a 'tool_choice' that forces a call cannot be combined with an output constraint ('response_format')");
+}
+
+
+// Mistral Nemo's own template: forced calls come back as a [TOOL_CALLS] array parsed into tool_calls, and the
+// round trip (the assistant's calls and the tool's result sent back) renders, which the template allows only with
+// 9-character alphanumeric call ids.
+TEST_F(ToolCallsTest, MistralCallsAndTheirRoundTripThroughTheRealTemplate) {
+  std::ifstream in(kairo::testing::shared_path("chat-templates/mistralai-Mistral-Nemo-Instruct-2407.jinja"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string source = ss.str();
+  ASSERT_FALSE(source.empty());
+  ASSERT_EQ(detect_tool_call_format(source), ToolCallFormat::Mistral);
+  start(ToolCallFormat::Mistral, [source](const ChatTemplateInput& t) {
+    return jinja::apply_chat_template(source, t.messages, t.tools, t.add_generation_prompt, "<s>", "</s>");
+  });
+  int n_checked = 0;
+  for (int seed = 0; seed < 6; ++seed) {
+    const auto r = chat({{"tool_choice", "required"}, {"parallel_tool_calls", false}, {"temperature", 1},
+                         {"seed", seed}, {"max_tokens", 85}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    if (choice["finish_reason"] == "length") continue;
+    EXPECT_EQ(choice["finish_reason"], "tool_calls") << choice;
+    EXPECT_TRUE(choice["message"]["content"].is_null()) << choice;
+    ASSERT_GE(choice["message"]["tool_calls"].size(), 1u) << choice;
+    for (const json& c : choice["message"]["tool_calls"]) expect_valid_call(c);
+    json messages = json::array({{{"role", "user"}, {"content", "weather in Paris?"}}, choice["message"]});
+    for (const json& c : choice["message"]["tool_calls"])
+      messages.push_back({{"role", "tool"}, {"tool_call_id", c["id"]}, {"content", "sunny"}});
+    // With the tools the history outgrows this model's 512-token context: /tokenize renders it all the same.
+    const auto rendered = request(port_, "POST", "/tokenize", json{{"messages", messages}, {"tools", tools()}}.dump());
+    EXPECT_EQ(rendered.status, 200) << rendered.body;
+    const json back = {{"messages", messages}, {"max_tokens", 4}, {"temperature", 0}};
+    const auto r2 = request(port_, "POST", "/v1/chat/completions", back.dump());
+    EXPECT_EQ(r2.status, 200) << r2.body;
+    ++n_checked;
+  }
+  EXPECT_GE(n_checked, 3);
 }
 
 }  // namespace
