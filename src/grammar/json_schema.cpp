@@ -85,13 +85,16 @@ std::string alternatives(const std::vector<std::string>& alts) {
 
 class SchemaCompiler {
  public:
-  explicit SchemaCompiler(const json& root, JsonWhitespace whitespace = JsonWhitespace::Bounded)
-      : root_(root), whitespace_(whitespace) {}
+  SchemaCompiler(const json& root, GbnfWriter& writer, JsonWhitespace whitespace = JsonWhitespace::Bounded)
+      : root_(root), writer_(writer), whitespace_(whitespace) {}
 
   std::string run() {
     const std::string body = compile(root_, "", "value");
     return writer_.text(body);
   }
+
+  // The schema as one rule of a grammar that other compilers (other roots) share.
+  std::string root_rule(const std::string& hint) { return writer_.add_rule(hint, compile(root_, "", hint)); }
 
   std::string any_object() {
     return writer_.text(generic_object());
@@ -745,7 +748,7 @@ class SchemaCompiler {
   }
 
   const json& root_;
-  GbnfWriter writer_;
+  GbnfWriter& writer_;
   std::map<std::string, std::string> ref_rules_;
   std::string ws_, string_, integer_, number_, value_, object_, array_;
   JsonWhitespace whitespace_;
@@ -755,7 +758,8 @@ class SchemaCompiler {
 
 Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema, JsonWhitespace whitespace) {
   try {
-    return SchemaCompiler(schema, whitespace).run();
+    GbnfWriter writer;
+    return SchemaCompiler(schema, writer, whitespace).run();
   } catch (const SchemaError& e) {
     return Error{e.message};
   }
@@ -767,6 +771,24 @@ Result<std::string> json_schema_to_gbnf(std::string_view schema_text) {
   return json_schema_to_gbnf(schema);
 }
 
-std::string json_object_gbnf() { return SchemaCompiler(nlohmann::ordered_json::object()).any_object(); }
+Result<SchemaRules> json_schemas_to_gbnf(const std::vector<nlohmann::ordered_json>& schemas, std::string_view hint,
+                                         JsonWhitespace whitespace) {
+  GbnfWriter writer;
+  SchemaRules out;
+  try {
+    for (const nlohmann::ordered_json& schema : schemas) {
+      out.rule_names.push_back(SchemaCompiler(schema, writer, whitespace).root_rule(std::string(hint)));
+    }
+  } catch (const SchemaError& e) {
+    return Error{e.message};
+  }
+  out.gbnf = writer.text(out.rule_names.empty() ? "\"\"" : out.rule_names.front());
+  return out;
+}
+
+std::string json_object_gbnf() {
+  GbnfWriter writer;
+  return SchemaCompiler(nlohmann::ordered_json::object(), writer).any_object();
+}
 
 }  // namespace kairo::grammar

@@ -19,6 +19,7 @@
 // strict mode asks for; such output still validates, since the schema allows but never requires more).
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,16 @@ enum class JsonWhitespace {
 Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema,
                                         JsonWhitespace whitespace = JsonWhitespace::Bounded);
 Result<std::string> json_schema_to_gbnf(std::string_view schema_text);
+
+// Several schemas in one grammar, for formats that embed JSON values in other text (tool calls): rule_names[i]
+// accepts the JSON of schemas[i], and the caller writes its own rules around them (its root among them; the
+// grammar's `root` rule is the first schema's).
+struct SchemaRules {
+  std::string gbnf;
+  std::vector<std::string> rule_names;
+};
+Result<SchemaRules> json_schemas_to_gbnf(const std::vector<nlohmann::ordered_json>& schemas, std::string_view hint,
+                                         JsonWhitespace whitespace = JsonWhitespace::Bounded);
 
 // Any JSON object ({"type": "json_object"} response formats).
 std::string json_object_gbnf();

@@ -8,7 +8,7 @@
 
 #include "core/result.h"
 
-#include "server/tool_call_parser.h"
+#include "server/tool_call_format.h"
 
 namespace kairo::server {
 
@@ -30,6 +30,8 @@ ChatTemplate chatml_template();
 struct ChatTemplateTraits {
   bool thinks = false;                                  // it knows `</think>`: a thinking model
   ToolCallFormat tool_calls = ToolCallFormat::None;     // how its tool calls are written
+  // It concatenates a call's arguments as text: it gets them as the JSON string, not the object others index.
+  bool arguments_as_text = false;
 };
 ChatTemplateTraits chat_template_traits(std::string_view source);
 

@@ -61,7 +61,7 @@ engine::Request make_engine_request(const GenerationParams& p, std::vector<int32
 void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
                        std::shared_ptr<Exchange> exchange, const GenerationParams& params,
                        std::vector<std::vector<int32_t>> prompts, ApiKind kind, bool reasoning_opened = false,
-                       ToolCallFormat tool_calls = ToolCallFormat::None) {
+                       ToolCallOptions tool_calls = {}) {
   const ServerContext& ctx = *ctx_ptr;
   const int context_length = backend.engine->context_length();
   std::shared_ptr<grammar::StackArena> grammar;
@@ -113,7 +113,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   options.n_per_prompt = params.n;
   options.split_reasoning = split_reasoning;
   options.reasoning_opened = reasoning_opened;
-  options.tool_calls = tool_calls;
+  options.tool_calls = std::move(tool_calls);
   GenerationJob::start(ctx_ptr, backend, std::move(exchange), std::move(options), std::move(requests));
 }
 
@@ -141,13 +141,30 @@ bool ends_with_open_think(const std::string& text) {
   return end >= kOpen.size() && std::string_view(text).substr(end - kOpen.size(), kOpen.size()) == kOpen;
 }
 
+// The messages with each call's arguments as JSON text again, for templates that concatenate them.
+nlohmann::ordered_json arguments_as_text(const nlohmann::ordered_json& messages) {
+  nlohmann::ordered_json copy = messages;
+  for (auto& m : copy) {
+    if (!m.contains("tool_calls")) continue;
+    for (auto& call : m["tool_calls"]) {
+      auto& args = call["function"]["arguments"];
+      if (args.is_object()) args = args.dump();
+    }
+  }
+  return copy;
+}
+
 }  // namespace
 
 ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat) {
   const ChatTemplate& tmpl = backend.chat_template;
   static const ChatTemplate fallback = chatml_template();
   const nlohmann::ordered_json no_tools;
-  ChatTemplateInput input{chat.messages, chat.tools.is_null() ? no_tools : chat.tools, chat.add_generation_prompt,
+  nlohmann::ordered_json with_text_arguments;
+  if (backend.template_traits.arguments_as_text) with_text_arguments = arguments_as_text(chat.messages);
+  const nlohmann::ordered_json& messages =
+      backend.template_traits.arguments_as_text ? with_text_arguments : chat.messages;
+  ChatTemplateInput input{messages, chat.tools.is_null() ? no_tools : chat.tools, chat.add_generation_prompt,
                           chat.template_kwargs};
   auto rendered = tmpl ? tmpl(input) : fallback(input);
   if (!rendered.ok()) {
@@ -157,7 +174,8 @@ ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatReque
   std::string text = std::move(rendered).value();
   if (chat.continue_final_message) {
     // The template closes the last message; cut after its content so the model continues it.
-    const std::string& last = chat.messages.back().at("content").get_ref<const std::string&>();
+    const nlohmann::ordered_json& content = chat.messages.back().at("content");
+    const std::string last = content.is_string() ? content.get<std::string>() : std::string();
     const size_t pos = last.empty() ? std::string::npos : text.rfind(last);
     if (pos != std::string::npos) text.resize(pos + last.size());
   }
@@ -224,7 +242,9 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
   std::vector<std::vector<int32_t>> prompts;
   prompts.push_back(std::move(prompt->tokens));
   submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat,
-                    prompt->opens_thinking, with_tools ? format : ToolCallFormat::None);
+                    prompt->opens_thinking,
+                    with_tools ? ToolCallOptions{format, std::make_shared<const nlohmann::ordered_json>(parsed->tools)}
+                               : ToolCallOptions{});
 }
 
 void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange) {

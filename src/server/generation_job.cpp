@@ -157,8 +157,8 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
     c.reasoning += reasoning;
   }
   std::vector<std::pair<int, ToolCallView>> new_calls;
-  if (options_.tool_calls != ToolCallFormat::None) {
-    if (!c.tool_parser) c.tool_parser.emplace(options_.tool_calls);
+  if (options_.tool_calls.format != ToolCallFormat::None) {
+    if (!c.tool_parser) c.tool_parser.emplace(options_.tool_calls.format, options_.tool_calls.tools);
     ToolCallParser::Piece piece = c.tool_parser->push(content);
     if (out.finished) {
       ToolCallParser::Piece rest = c.tool_parser->flush();
@@ -167,7 +167,7 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
     }
     content = std::move(piece.content);
     for (ParsedToolCall& call : piece.calls) {
-      ToolCallView v{call_id(options_.tool_calls), std::move(call.name), std::move(call.arguments)};
+      ToolCallView v{call_id(options_.tool_calls.format), std::move(call.name), std::move(call.arguments)};
       new_calls.emplace_back(static_cast<int>(c.tool_calls.size()), v);
       c.tool_calls.push_back(std::move(v));
     }

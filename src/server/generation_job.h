@@ -18,6 +18,11 @@
 
 namespace kairo::server {
 
+struct ToolCallOptions {
+  ToolCallFormat format = ToolCallFormat::None;
+  std::shared_ptr<const nlohmann::ordered_json> tools;
+};
+
 struct GenerationOptions {
   ResponseMeta meta;
   bool stream = false;
@@ -27,8 +32,9 @@ struct GenerationOptions {
   // Chat: split reasoning from content (ServerConfig::split_reasoning); the prompt opened the thinking block.
   bool split_reasoning = false;
   bool reasoning_opened = false;
-  // Chat with tools: calls in this format are parsed out of the content (None: not parsed).
-  ToolCallFormat tool_calls = ToolCallFormat::None;
+  // Chat with tools: calls in this format are parsed out of the content (None: not parsed), read against the
+  // request's tools.
+  ToolCallOptions tool_calls;
 };
 
 class GenerationJob : public std::enable_shared_from_this<GenerationJob> {

@@ -1,61 +1,38 @@
 #include "server/tool_call_parser.h"
 
-#include <algorithm>
 #include <optional>
-
-#include <nlohmann/json.hpp>
 
 #include "server/text_markers.h"
 
 namespace kairo::server {
-namespace {
 
-constexpr std::string_view kOpen = "<tool_call>";
-constexpr std::string_view kClose = "</tool_call>";
-
-// A call's JSON body: {"name": string, "arguments" | "parameters": object} (both keys optional-object).
-std::optional<ParsedToolCall> parse_call(const std::string& text) {
-  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) return std::nullopt;
-  const char* key = body.contains("arguments") ? "arguments" : body.contains("parameters") ? "parameters" : nullptr;
-  if (key != nullptr && !body[key].is_object()) return std::nullopt;
-  return ParsedToolCall{body["name"].get<std::string>(), key != nullptr ? body[key].dump() : "{}"};
+ToolCallParser::ToolCallParser(ToolCallFormat format, std::shared_ptr<const nlohmann::ordered_json> tools)
+    : format_(format), tools_(std::move(tools)) {
+  if (format_ == ToolCallFormat::DeepSeek) {
+    open_ = markers::kDeepSeekCallsBegin;
+    close_ = markers::kDeepSeekCallsEnd;
+  } else {
+    open_ = markers::kToolCallOpen;
+    close_ = markers::kToolCallClose;
+  }
 }
 
-constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
-
-// Mistral's body: a non-empty JSON array of calls.
-std::optional<std::vector<ParsedToolCall>> parse_call_array(const std::string& text) {
-  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_array() || body.empty()) return std::nullopt;
-  std::vector<ParsedToolCall> calls;
-  for (const auto& element : body) {
-    std::optional<ParsedToolCall> call = parse_call(element.dump());
-    if (!call) return std::nullopt;
-    calls.push_back(std::move(*call));
-  }
-  return calls;
-}
-
-}  // namespace
-
-ToolCallFormat detect_tool_call_format(std::string_view source) {
-  if (source.find(kOpen) != std::string_view::npos) return ToolCallFormat::Hermes;
-  if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFormat::Mistral;
-  if (source.find(R"({"name": function name, "parameters": dictionary)") != std::string_view::npos) {
-    return ToolCallFormat::Llama3Json;
-  }
-  return ToolCallFormat::None;
+std::optional<std::vector<ParsedToolCall>> ToolCallParser::parse_body(std::string_view body) const {
+  if (format_ == ToolCallFormat::DeepSeek) return parse_deepseek_calls(body);
+  std::optional<ParsedToolCall> call =
+      format_ == ToolCallFormat::Qwen3CoderXml ? parse_xml_call(body, tools_.get()) : parse_json_call(body);
+  if (!call) return std::nullopt;
+  return std::vector<ParsedToolCall>{std::move(*call)};
 }
 
 void ToolCallParser::close_call(Piece& out) {
-  std::optional<ParsedToolCall> call = parse_call(held_);
-  if (!call) {  // not a call after all: the model's text, as written
+  std::optional<std::vector<ParsedToolCall>> calls = parse_body(held_);
+  if (!calls) {  // not a call after all: the model's text, as written
     out.content += pending_blank_;
-    out.content.append(kOpen).append(held_).append(kClose);
+    out.content.append(open_).append(held_).append(close_);
   } else {
-    out.calls.push_back(std::move(*call));
-    ++n_calls_;
+    for (ParsedToolCall& call : *calls) out.calls.push_back(std::move(call));
+    n_calls_ += static_cast<int>(calls->size());
   }
   pending_blank_.clear();
   held_.clear();
@@ -66,20 +43,20 @@ void ToolCallParser::emit(std::string_view text, Piece& out) {
   while (!text.empty()) {
     if (in_call_) {
       // The closing marker may have started in an earlier delta: search the body's tail together with the text.
-      const size_t from = held_.size() >= kClose.size() ? held_.size() - (kClose.size() - 1) : 0;
+      const size_t from = held_.size() >= close_.size() ? held_.size() - (close_.size() - 1) : 0;
       held_.append(text);
-      const size_t close = held_.find(kClose, from);
+      const size_t close = held_.find(close_, from);
       if (close == std::string::npos) return;
-      std::string rest = held_.substr(close + kClose.size());
+      std::string rest = held_.substr(close + close_.size());
       held_.resize(close);
       close_call(out);
       rest_.swap(rest);
       text = rest_;
       continue;
     }
-    const size_t open = text.find(kOpen);
+    const size_t open = text.find(open_);
     const std::string_view before = text.substr(0, open == std::string_view::npos ? text.size() : open);
-    const size_t keep = open == std::string_view::npos ? partial_marker_suffix(before, kOpen) : 0;
+    const size_t keep = open == std::string_view::npos ? partial_marker_suffix(before, open_) : 0;
     const std::string_view plain = before.substr(0, before.size() - keep);
     if (!plain.empty()) {
       if (n_calls_ > 0 && all_blank(plain)) {
@@ -96,7 +73,7 @@ void ToolCallParser::emit(std::string_view text, Piece& out) {
     }
     in_call_ = true;
     held_.clear();
-    text = text.substr(open + kOpen.size());
+    text = text.substr(open + open_.size());
   }
 }
 
@@ -139,14 +116,14 @@ void ToolCallParser::emit_json(std::string_view text, Piece& out) {
         else if (c == '{' || c == '[') ++depth_;
         else if (c == '}' || c == ']') --depth_;
         if (depth_ > 0) continue;
-        if (mistral && held_ == kMistralMarker) {  // the marker written as text: the array follows
+        if (mistral && held_ == markers::kMistralCalls) {  // the marker written as text: the array follows
           held_.clear();
           json_state_ = n_calls_ > 0 ? JsonState::AfterCall : JsonState::Start;
           continue;
         }
         if (std::optional<std::vector<ParsedToolCall>> calls =
-                mistral ? parse_call_array(held_) : [&]() -> std::optional<std::vector<ParsedToolCall>> {
-                  std::optional<ParsedToolCall> call = parse_call(held_);
+                mistral ? parse_json_call_array(held_) : [&]() -> std::optional<std::vector<ParsedToolCall>> {
+                  std::optional<ParsedToolCall> call = parse_json_call(held_);
                   if (!call) return std::nullopt;
                   return std::vector<ParsedToolCall>{std::move(*call)};
                 }()) {
@@ -193,9 +170,14 @@ ToolCallParser::Piece ToolCallParser::flush() {
     held_.clear();
     return out;
   }
-  if (in_call_) {  // never closed: the model's text, as written
+  std::optional<std::vector<ParsedToolCall>> calls;
+  if (in_call_ && format_ == ToolCallFormat::DeepSeek) calls = parse_body(held_);  // complete calls, section open
+  if (calls) {
+    for (ParsedToolCall& call : *calls) out.calls.push_back(std::move(call));
+    n_calls_ += static_cast<int>(calls->size());
+  } else if (in_call_) {  // never closed: the model's text, as written
     out.content += pending_blank_;
-    out.content.append(kOpen).append(held_);
+    out.content.append(open_).append(held_);
   } else {
     if (n_calls_ == 0) out.content += pending_blank_;
     out.content += held_;

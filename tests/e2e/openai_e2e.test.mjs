@@ -270,6 +270,60 @@ async function withTemplateServer(fn) {
   }
 }
 
+// tool_choice's four meanings over 20 seeds each, at temperature 1 against the live server: "none" never gives
+// calls, "auto" gives finish_reason "tool_calls" exactly when it gives calls, "required" (one call at a time) always
+// calls one of the tools with valid arguments, and a named function is the one called.
+test("tools: tool_choice none / auto / required / named over 20 seeds", async () => {
+  await withTemplateServer(async (c) => {
+    const tools = [
+      { type: "function", function: { name: "weather", parameters: { type: "object",
+        properties: { city: { type: "string", enum: ["Oslo", "Rome"] } }, required: ["city"] } } },
+      { type: "function", function: { name: "time", parameters: { type: "object",
+        properties: { zone: { type: "string", enum: ["UTC", "CET"] } }, required: ["zone"] } } }];
+    const messages = [{ role: "user", content: "Oslo?" }];
+    const valid = (call) => {
+      const args = JSON.parse(call.function.arguments);
+      if (call.function.name === "weather") return ["Oslo", "Rome"].includes(args.city);
+      return call.function.name === "time" && ["UTC", "CET"].includes(args.zone);
+    };
+    const seen = new Set();
+    for (let seed = 0; seed < 20; seed++) {
+      const ask = (extra) => c.chat.completions.create({ model: MODEL, messages, tools, temperature: 1, seed,
+        max_tokens: 100, ...extra });
+      const [none, auto, required, named] = await Promise.all([
+        ask({ tool_choice: "none" }),
+        ask({ tool_choice: "auto" }),
+        ask({ tool_choice: "required", parallel_tool_calls: false }),
+        ask({ tool_choice: { type: "function", function: { name: "time" } }, parallel_tool_calls: false })]);
+      const n = none.choices[0];
+      assert.equal(n.message.tool_calls ?? undefined, undefined, `seed ${seed}`);
+      assert.notEqual(n.finish_reason, "tool_calls");
+      assert.equal(typeof n.message.content, "string");
+      const a = auto.choices[0];
+      const autoCalls = a.message.tool_calls ?? [];
+      assert.equal(a.finish_reason === "tool_calls", autoCalls.length > 0, `seed ${seed}: ${JSON.stringify(a)}`);
+      for (const call of autoCalls) {  // unconstrained, so only the protocol: an id, a name, arguments that parse
+        assert.equal(call.type, "function");
+        assert.ok(call.id.length > 0 && typeof call.function.name === "string");
+        assert.equal(typeof JSON.parse(call.function.arguments), "object");
+      }
+      if (autoCalls.length > 0) assert.ok(!(a.message.content ?? "").includes("<tool_call>"), a.message.content);
+      const r = required.choices[0];
+      assert.equal(r.finish_reason, "tool_calls", `seed ${seed}: ${JSON.stringify(r.message)}`);
+      assert.equal(r.message.content, null);
+      assert.equal(r.message.tool_calls.length, 1);
+      assert.ok(valid(r.message.tool_calls[0]), JSON.stringify(r.message.tool_calls[0]));
+      seen.add(r.message.tool_calls[0].function.name);
+      const f = named.choices[0];
+      assert.equal(f.finish_reason, "tool_calls", `seed ${seed}: ${JSON.stringify(f.message)}`);
+      assert.equal(f.message.tool_calls.length, 1);
+      assert.equal(f.message.tool_calls[0].function.name, "time");
+      assert.ok(valid(f.message.tool_calls[0]), JSON.stringify(f.message.tool_calls[0]));
+    }
+    assert.deepEqual([...seen].sort(), ["time", "weather"], "required should pick either tool over 20 seeds");
+  });
+});
+
 test("tools: a required call parses into tool_calls and its result goes back (--chat-template-file)", async () => {
   await withTemplateServer(async (c) => {
     const tools = [{ type: "function", function: { name: "weather", description: "Weather in a city",

@@ -1,5 +1,6 @@
-// The tool-call parsers (Hermes, Llama-3.x JSON, Mistral) on recorded-style outputs (text before the call, two parallel calls), fed whole and
-// byte by byte: the same calls and content every way, arguments exact, no marker text in content.
+// The tool-call parsers (Hermes, Llama-3.x JSON, Mistral, DeepSeek, Qwen3-Coder XML) on recorded-style outputs
+// (text before the call, two parallel calls), fed whole and byte by byte: the same calls and content every way,
+// arguments exact, no marker text in content.
 #include "server/tool_call_parser.h"
 
 #include <gtest/gtest.h>
@@ -12,8 +13,16 @@ struct Parsed {
   std::vector<ParsedToolCall> calls;
 };
 
+// The tools Qwen3-Coder XML calls are read against: a string, an integer and an object parameter.
+std::shared_ptr<const nlohmann::ordered_json> xml_tools() {
+  return std::make_shared<const nlohmann::ordered_json>(nlohmann::ordered_json::parse(R"([
+    {"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+      "path": {"type": "string"}, "mode": {"type": "integer"}, "meta": {"type": "object"},
+      "note": {"type": ["string", "null"]}}}}}])"));
+}
+
 Parsed feed(const std::string& text, size_t chunk, ToolCallFormat format = ToolCallFormat::Hermes) {
-  ToolCallParser p(format);
+  ToolCallParser p(format, xml_tools());
   Parsed out;
   auto take = [&](ToolCallParser::Piece piece) {
     out.content += piece.content;
@@ -91,6 +100,55 @@ TEST(ToolCallParser, MistralArraysOfCalls) {
   expect_parse(R"([{"name": "a", "argum)", R"([{"name": "a", "argum)", {}, mistral);  // cut off
 }
 
+TEST(ToolCallParser, DeepSeekCalls) {
+  const auto ds = ToolCallFormat::DeepSeek;
+  // R1 / V3: the type, the name on its own line, the arguments in a json fence; two calls in one section.
+  expect_parse("I will look it up.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+               "```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>add"
+               "\n```json\n{\"a\": 1, \"b\": 2}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+               "I will look it up.", {{"get_weather", R"({"city":"Paris"})"}, {"add", R"({"a":1,"b":2})"}}, ds);
+  // V3.1: the name before the separator, bare JSON after it.
+  expect_parse("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>add<｜tool▁sep｜>{\"a\": 3}<｜tool▁call▁end｜>"
+               "<｜tool▁calls▁end｜>",
+               "", {{"add", R"({"a":3})"}}, ds);
+  // The R1 template itself leaves the section open after one call: a complete call still counts at the end.
+  expect_parse("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```"
+               "<｜tool▁call▁end｜>",
+               "", {{"f", "{}"}}, ds);
+  // Cut inside a call, or not a call: the text as written.
+  const std::string cut = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\":";
+  expect_parse(cut, cut, {}, ds);
+  const std::string junk = "<｜tool▁calls▁begin｜>no call here<｜tool▁calls▁end｜>";
+  expect_parse(junk, junk, {}, ds);
+  expect_parse("<｜tool half a marker", "<｜tool half a marker", {}, ds);
+}
+
+TEST(ToolCallParser, Qwen3CoderXmlCalls) {
+  const auto xml = ToolCallFormat::Qwen3CoderXml;
+  // String parameters are raw text (several lines, '<' and JSON-looking text kept as written); others are JSON.
+  expect_parse("Writing it.\n<tool_call>\n<function=write_file>\n<parameter=path>\n/tmp/a b.txt\n</parameter>\n"
+               "<parameter=mode>\n420\n</parameter>\n<parameter=meta>\n{\"x\": [1, 2]}\n</parameter>\n"
+               "<parameter=note>\nline 1\n<b>line 2</b> {\"y\": 1}\n</parameter>\n</function>\n</tool_call>",
+               "Writing it.\n",
+               {{"write_file",
+                 R"({"path":"/tmp/a b.txt","mode":420,"meta":{"x":[1,2]},"note":"line 1\n<b>line 2</b> {\"y\": 1}"})"}},
+               xml);
+  // Two calls; a parameter no tool declares stays text; a JSON parameter that does not parse stays text.
+  expect_parse("<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>\n"
+               "<tool_call>\n<function=write_file>\n<parameter=mode>\nsix\n</parameter>\n</function>\n"
+               "</tool_call>",
+               "", {{"f", R"({"n":"5"})"}, {"write_file", R"({"mode":"six"})"}}, xml);
+  expect_parse("<tool_call>\n<function=f>\n</function>\n</tool_call>", "", {{"f", "{}"}}, xml);
+  // Not XML calls: the text as written.
+  for (const std::string bad : {"<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>",
+                                "<tool_call>\n<function=f>\n<parameter=a>\n1\n</function>\n</tool_call>",
+                                "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</tool_call>",
+                                "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n"
+                                "</parameter>\n</function>\n</tool_call>"}) {
+    expect_parse(bad, bad, {}, xml);
+  }
+}
+
 TEST(ToolCallParser, WithoutAFormatEverythingIsContent) {
   const std::string text = "<tool_call>{\"name\": \"a\"}</tool_call>";
   EXPECT_EQ(feed(text, 3, ToolCallFormat::None).content, text);
@@ -132,6 +190,12 @@ TEST(ChatTemplateTraits, RealTemplatesAreRecognised) {
   EXPECT_EQ(chat_template_traits(shared_template("google-gemma-2-2b-it.jinja")).tool_calls, ToolCallFormat::None);
   EXPECT_EQ(chat_template_traits(shared_template("mistralai-Mistral-Nemo-Instruct-2407.jinja")).tool_calls,
             ToolCallFormat::Mistral);
+  const auto deepseek = chat_template_traits(shared_template("deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja"));
+  EXPECT_EQ(deepseek.tool_calls, ToolCallFormat::DeepSeek);
+  EXPECT_TRUE(deepseek.arguments_as_text);  // it concatenates the arguments string
+  EXPECT_FALSE(qwen.arguments_as_text);
+  EXPECT_EQ(chat_template_traits("{{ '<tool_call>\\n<function=' + name + '>\\n<parameter=' }}").tool_calls,
+            ToolCallFormat::Qwen3CoderXml);
 }
 
 }  // namespace

@@ -7,12 +7,14 @@
 #include <cctype>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "engine/engine.h"
 #include "http_client.h"
 #include "model/model.h"
 #include "server/server.h"
+#include "server/tool_call_parser.h"
 #include "test_paths.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -49,7 +51,8 @@ class ToolCallsTest : public ::testing::Test {
     delete model_;
   }
   void SetUp() override { start(ToolCallFormat::Hermes); }
-  void start(ToolCallFormat format, ChatTemplate chat_template = hermes_template()) {
+  void start(ToolCallFormat format, ChatTemplate chat_template = hermes_template(),
+             std::optional<ChatTemplateTraits> traits = std::nullopt) {
     if (server_) TearDown();
     format_ = format;
     engine::EngineConfig cfg;
@@ -66,7 +69,7 @@ class ToolCallsTest : public ::testing::Test {
     info.id = "demo";
     server_ = std::make_unique<Server>(c, info);
     ASSERT_TRUE(server_->start().ok());
-    server_->attach(*engine_, *tokenizer_, std::move(chat_template), ChatTemplateTraits{false, format});
+    server_->attach(*engine_, *tokenizer_, std::move(chat_template), traits.value_or(ChatTemplateTraits{false, format}));
     port_ = server_->port();
   }
   void TearDown() override {
@@ -260,6 +263,130 @@ TEST_F(ToolCallsTest, MistralCallsAndTheirRoundTripThroughTheRealTemplate) {
     ++n_checked;
   }
   EXPECT_GE(n_checked, 3);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_FALSE(ss.str().empty()) << path;
+  return ss.str();
+}
+
+// The calls a reply's text holds, read back with the format's parser (for a round trip through a real template).
+std::vector<ParsedToolCall> parse_back(ToolCallFormat format, const std::string& text, const json& tools) {
+  ToolCallParser parser(format, std::make_shared<const nlohmann::ordered_json>(nlohmann::ordered_json::parse(tools.dump())));
+  ToolCallParser::Piece piece = parser.push(text);
+  ToolCallParser::Piece rest = parser.flush();
+  for (auto& c : rest.calls) piece.calls.push_back(std::move(c));
+  return piece.calls;
+}
+
+// The text between two markers (after the last `from` before `to`).
+std::string between(const std::string& text, const std::string& from, const std::string& to) {
+  const size_t end = text.find(to);
+  const size_t start = text.rfind(from, end);
+  if (start == std::string::npos || end == std::string::npos) return "";
+  return text.substr(start + from.size(), end - start - from.size());
+}
+
+// DeepSeek-R1's own template: forced calls come back as its marked, fenced sections; the round trip renders them
+// back (the template concatenates the arguments as text and renders calls only for a null content, so the server
+// must hand it both as such), and what it renders parses back into the same calls.
+TEST_F(ToolCallsTest, DeepSeekCallsAndTheirRoundTripThroughTheRealTemplate) {
+  const std::string source =
+      read_file(kairo::testing::shared_path("chat-templates/deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja"));
+  ASSERT_EQ(detect_tool_call_format(source), ToolCallFormat::DeepSeek);
+  const auto render = [source](const ChatTemplateInput& t) {
+    return jinja::apply_chat_template(source, t.messages, t.tools, t.add_generation_prompt, "<s>", "</s>");
+  };
+  ChatTemplateTraits traits = chat_template_traits(source);  // arguments as text
+  traits.thinks = false;  // <think> is no single token in this vocabulary: the grammar holds from the first token
+  start(ToolCallFormat::DeepSeek, render, traits);
+  int n_checked = 0;
+  for (int seed = 0; seed < 6; ++seed) {
+    const auto r = chat({{"tool_choice", "required"}, {"temperature", 1}, {"seed", seed}, {"max_tokens", 200}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    if (choice["finish_reason"] == "length") continue;
+    EXPECT_EQ(choice["finish_reason"], "tool_calls") << choice;
+    EXPECT_TRUE(choice["message"]["content"].is_null()) << choice;
+    const json calls = choice["message"]["tool_calls"];
+    ASSERT_GE(calls.size(), 1u) << choice;
+    for (const json& call : calls) expect_valid_call(call);
+    json messages = json::array({{{"role", "user"}, {"content", "weather in Paris?"}}, choice["message"]});
+    messages.push_back({{"role", "tool"}, {"tool_call_id", calls[0]["id"]}, {"content", "sunny"}});
+    const auto tokenized = request(port_, "POST", "/tokenize", json{{"messages", messages}}.dump());
+    ASSERT_EQ(tokenized.status, 200) << tokenized.body;
+    // What the template makes of the history as Hugging Face hands it over: content null, arguments a string.
+    auto text = jinja::apply_chat_template(source, nlohmann::ordered_json::parse(messages.dump()),
+                                           nlohmann::ordered_json(), true, "<s>", "</s>");
+    ASSERT_TRUE(text.ok()) << text.error().message;
+    EXPECT_NE(text->find("<｜tool▁sep｜>" + calls[0]["function"]["name"].get<std::string>() + "\n```json\n" +
+                         calls[0]["function"]["arguments"].get<std::string>() + "\n```"),
+              std::string::npos)
+        << *text;
+    const bool bos = tokenizer_->add_bos_by_default() && text->rfind("<s>", 0) != 0;
+    EXPECT_EQ(tokenized.json()["tokens"], json(tokenizer_->encode(*text, bos, /*parse_special=*/true)));
+    const auto back = parse_back(ToolCallFormat::DeepSeek, between(*text, "<｜Assistant｜>", "<｜tool▁outputs▁begin｜>"),
+                                 tools());
+    ASSERT_EQ(back.size(), calls.size()) << *text;
+    for (size_t i = 0; i < back.size(); ++i) {
+      EXPECT_EQ(back[i].name, calls[i]["function"]["name"]);
+      EXPECT_EQ(back[i].arguments, calls[i]["function"]["arguments"]);
+    }
+    ++n_checked;
+  }
+  EXPECT_GE(n_checked, 3);
+}
+
+// Qwen3-Coder's XML calls: forced calls whose string parameters are raw text; then the real template (too long for
+// this model's context to generate under, so a compact one serves the calls) renders the round trip, and its
+// rendering parses back into the same calls.
+TEST_F(ToolCallsTest, Qwen3CoderXmlCallsAndTheirRoundTripThroughTheRealTemplate) {
+  const std::string source = read_file(std::string(KAIRO_SOURCE_DIR) + "/tests/data/chat-templates/Qwen-Qwen3-Coder.jinja");
+  ASSERT_EQ(detect_tool_call_format(source), ToolCallFormat::Qwen3CoderXml);
+  start(ToolCallFormat::Qwen3CoderXml);
+  std::vector<json> replies;
+  for (int seed = 0; seed < 6; ++seed) {
+    const auto r = chat({{"tool_choice", "required"}, {"parallel_tool_calls", seed % 2 == 0}, {"temperature", 1},
+                         {"seed", seed}, {"max_tokens", 200}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    if (choice["finish_reason"] == "length") continue;
+    EXPECT_EQ(choice["finish_reason"], "tool_calls") << choice;
+    EXPECT_TRUE(choice["message"]["content"].is_null()) << choice;
+    ASSERT_GE(choice["message"]["tool_calls"].size(), 1u) << choice;
+    for (const json& call : choice["message"]["tool_calls"]) expect_valid_call(call);
+    replies.push_back(choice["message"]);
+  }
+  EXPECT_GE(replies.size(), 3u);
+  start(ToolCallFormat::Qwen3CoderXml, [source](const ChatTemplateInput& t) {
+    return jinja::apply_chat_template(source, t.messages, t.tools, t.add_generation_prompt, "", "");
+  });
+  for (const json& message : replies) {
+    json messages = json::array({{{"role", "user"}, {"content", "weather in Paris?"}}, message});
+    for (size_t i = 0; i < message["tool_calls"].size(); ++i) messages.push_back({{"role", "tool"}, {"content", "done"}});
+    const auto tokenized = request(port_, "POST", "/tokenize", json{{"messages", messages}, {"tools", tools()}}.dump());
+    ASSERT_EQ(tokenized.status, 200) << tokenized.body;
+    // The template iterates over the arguments: it gets them as objects.
+    nlohmann::ordered_json as_objects = nlohmann::ordered_json::parse(messages.dump());
+    for (auto& c : as_objects[1]["tool_calls"]) {
+      c["function"]["arguments"] = nlohmann::ordered_json::parse(c["function"]["arguments"].get<std::string>());
+    }
+    auto text = jinja::apply_chat_template(source, as_objects, nlohmann::ordered_json::parse(tools().dump()), true, "", "");
+    ASSERT_TRUE(text.ok()) << text.error().message;
+    EXPECT_EQ(tokenized.json()["tokens"], json(tokenizer_->encode(*text, tokenizer_->add_bos_by_default(), true)));
+    const json calls = message["tool_calls"];
+    const auto back = parse_back(ToolCallFormat::Qwen3CoderXml,
+                                 between(*text, "<|im_start|>assistant", "<|im_end|>\n<|im_start|>user\n<tool_response>"),
+                                 tools());
+    ASSERT_EQ(back.size(), calls.size()) << *text;
+    for (size_t i = 0; i < back.size(); ++i) {
+      EXPECT_EQ(back[i].name, calls[i]["function"]["name"]);
+      EXPECT_EQ(json::parse(back[i].arguments), json::parse(calls[i]["function"]["arguments"].get<std::string>()));
+    }
+  }
 }
 
 }  // namespace

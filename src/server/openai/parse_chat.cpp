@@ -202,7 +202,10 @@ std::optional<ApiError> parse_chat_messages(const json& body, const ParseContext
     } else if (auto e = flatten_content(*c, mp + ".content", content)) {
       return e;
     }
-    norm["content"] = content;
+    // An assistant turn of calls alone keeps a null content, as Hugging Face hands it to templates: some test
+    // `content is none` to render the calls (DeepSeek-R1's).
+    if (c == msg.end() || c->is_null()) norm["content"] = nullptr;
+    else norm["content"] = content;
     if (has_tool_calls) {
       if (role_s != "assistant") {
         return invalid_param(mp + ".tool_calls", strprintf("'%s.tool_calls' is only allowed on assistant messages",

@@ -49,7 +49,8 @@ struct CompletionRequest {
 struct ChatRequest {
   GenerationParams params;
   // Validated and normalised for the template: every message has a string "role" and a string "content" (parts
-  // joined); assistant tool_calls (with arguments as a string) and tool_call_id / name kept.
+  // joined), except an assistant turn of tool calls alone, whose content is null; assistant tool_calls (arguments
+  // as an object when they are JSON, which templates index into) and tool_call_id / name kept.
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   nlohmann::ordered_json tools;               // array, or null when none
   // tool_choice: "auto" (the model decides), "none" (no calls are parsed), "required" (at least one call, enforced

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Renders families.json: the chat templates of the newer model families (Qwen3 with its thinking switch, gpt-oss's
-harmony format) over a few conversations, with Python's Jinja2 as Hugging Face's apply_chat_template sets it up
+"""Renders families.json: the chat templates of the newer model families (Qwen3 with its thinking switch, Qwen3-Coder's
+XML tool calls, gpt-oss's harmony format) over a few conversations, with Python's Jinja2 as Hugging Face's apply_chat_template sets it up
 (sandboxed, trim_blocks, lstrip_blocks, loopcontrols, tojson, raise_exception, strftime_now fixed to 2026-01-15),
 as expected.json was made. Run by hand (needs python3-jinja2); the test reads only its output."""
 import json
@@ -55,6 +55,21 @@ CASES = {
         "reasoning_after_last_query": {"add_generation_prompt": False, "messages": [
             {"role": "user", "content": "2+2?"},
             {"role": "assistant", "content": "4", "reasoning_content": "\nAdd them.\n"}]},
+    },
+    "Qwen-Qwen3-Coder": {
+        "system_user": {"messages": SYSTEM_USER},
+        "tools": {"messages": TOOL_TURNS, "tools": TOOLS},
+        # Arguments of several types (a string over two lines, a number, an object, a list), content null, two
+        # tool results in a row.
+        "typed_arguments": {"tools": TOOLS, "messages": [
+            {"role": "user", "content": "Save it."},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"type": "function", "function": {"name": "write_file", "arguments": {
+                    "path": "/tmp/a.txt", "text": "line 1\nline 2", "mode": 420, "meta": {"x": [1, 2]},
+                    "tags": ["a", "b"], "ok": True}}},
+                {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]},
+            {"role": "tool", "content": "saved"},
+            {"role": "tool", "content": "{\"temp_c\": 3}"}]},
     },
     "openai-gpt-oss-120b": {
         "system_user": {"messages": SYSTEM_USER},

@@ -74,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(HuggingFace, ChatTemplateCase, ::testing::ValuesIn(load
 INSTANTIATE_TEST_SUITE_P(Families, ChatTemplateCase, ::testing::ValuesIn(load_cases("families.json")),
                          [](const auto& info) { return info.param.name; });
 
-TEST(ChatTemplates, FamiliesJsonHasAllCases) { EXPECT_EQ(load_cases("families.json").size(), 11u); }
+TEST(ChatTemplates, FamiliesJsonHasAllCases) { EXPECT_EQ(load_cases("families.json").size(), 14u); }
 
 TEST(ChatTemplates, ApplyChatTemplateMatchesFullContextRender) {
   // The chat-level helper must build the same variables expected.json's contexts hold.
