@@ -118,6 +118,7 @@ Result<GrammarBenchResult> run_grammar_bench(const GrammarBenchOptions& o) {
   r.stack_hits = masker.stats().stack_hits;
   r.truncated_walks = masker.stats().truncated_walks;
   r.resumed_walks = masker.stats().resumed_walks;
+  r.walk_sets = masker.stats().walk_sets;
   return r;
 }
 

@@ -28,7 +28,7 @@ struct GrammarBenchResult {
   double compile_ms = 0;                // schema -> GBNF -> byte grammar -> matcher arena
   double first_mask_ms = 0;             // the first mask of a new grammar (walks the whole trie)
   double trie_ms = 0;                   // building the vocabulary's trie (once per tokenizer)
-  uint64_t stack_hits = 0, truncated_walks = 0, resumed_walks = 0;
+  uint64_t stack_hits = 0, truncated_walks = 0, resumed_walks = 0, walk_sets = 0;
 };
 
 Result<GrammarBenchResult> run_grammar_bench(const GrammarBenchOptions& options);

@@ -11,18 +11,55 @@ TokenMasker::TokenMasker(std::shared_ptr<StackArena> arena, std::shared_ptr<cons
       eog_tokens_(std::move(eog_tokens)),
       words_((static_cast<size_t>(trie_->n_vocab()) + 63) / 64),
       max_entries_(std::max<size_t>(16, max_cache_bytes / std::max<size_t>(1, words_ * 8))),
-      depth_states_(trie_->max_depth() + 1) {}
+      // A sixteenth of the cache budget for the walk's DFA, at 1 KiB of transitions per set: 4096 sets by default.
+      max_sets_(std::max<size_t>(16, max_cache_bytes / 16 / 1024)),
+      depth_sets_(trie_->max_depth() + 1) {}
+
+uint32_t TokenMasker::intern_set(StackSet stacks) {
+  uint64_t h = 1469598103934665603ull;
+  for (StackId id : stacks) h = (h ^ id) * 1099511628211ull;
+  std::vector<uint32_t>& bucket = set_index_[h];
+  for (uint32_t i : bucket)
+    if (sets_[i].stacks == stacks) return i;
+  // Bounded: a grammar whose walks meet ever new sets starts the table afresh (indices held by a walk in progress
+  // are never dropped: the table is only cleared between walks, in walk()).
+  SetState s;
+  s.empty = stacks.empty();
+  s.popped = std::binary_search(stacks.begin(), stacks.end(), StackArena::kContext);
+  s.live = std::any_of(stacks.begin(), stacks.end(),
+                       [](StackId id) { return id != StackArena::kContext && id != StackArena::kAccepted; });
+  s.stacks = std::move(stacks);
+  s.next.assign(256, kUnknownSet);
+  sets_.push_back(std::move(s));
+  bucket.push_back(static_cast<uint32_t>(sets_.size() - 1));
+  ++stats_.walk_sets;
+  return static_cast<uint32_t>(sets_.size() - 1);
+}
+
+uint32_t TokenMasker::next_set(uint32_t from, uint8_t byte) {
+  uint32_t to = sets_[from].next[byte];
+  if (to != kUnknownSet) return to;
+  arena_->advance(sets_[from].stacks, byte, scratch_);
+  to = intern_set(scratch_);
+  sets_[from].next[byte] = to;  // after interning: sets_ may have grown
+  return to;
+}
 
 void TokenMasker::walk(uint32_t first, uint32_t last, uint32_t base_depth, const StackSet& start,
                        std::vector<uint64_t>& bits, std::vector<uint32_t>* resumes) {
+  if (sets_.size() > max_sets_) {
+    sets_.clear();
+    set_index_.clear();
+  }
   const auto& nodes = trie_->nodes();
   const auto& tokens = trie_->tokens();
-  depth_states_[base_depth] = start;
+  depth_sets_[base_depth] = intern_set(start);
   for (uint32_t i = first; i < last;) {
     const TokenTrie::Node& n = nodes[i];
-    StackSet& here = depth_states_[n.depth];
-    arena_->advance(depth_states_[n.depth - 1], n.byte, here);
-    if (here.empty()) {
+    const uint32_t here = next_set(depth_sets_[n.depth - 1], n.byte);
+    depth_sets_[n.depth] = here;
+    const SetState& s = sets_[here];
+    if (s.empty) {
       i = n.subtree_end;
       continue;
     }
@@ -30,13 +67,8 @@ void TokenMasker::walk(uint32_t first, uint32_t last, uint32_t base_depth, const
       const auto id = static_cast<uint32_t>(tokens[t]);
       bits[id >> 6] |= uint64_t{1} << (id & 63);
     }
-    const bool has_children = n.subtree_end > i + 1;
-    const bool popped = std::binary_search(here.begin(), here.end(), StackArena::kContext);
-    if (popped && resumes && has_children) resumes->push_back(i);
-    const bool live = std::any_of(here.begin(), here.end(), [](StackId s) {
-      return s != StackArena::kContext && s != StackArena::kAccepted;
-    });
-    i = live ? i + 1 : n.subtree_end;
+    if (s.popped && resumes && n.subtree_end > i + 1) resumes->push_back(i);
+    i = s.live ? i + 1 : n.subtree_end;
   }
 }
 

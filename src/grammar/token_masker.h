@@ -10,7 +10,8 @@
 //  - For a real stack, the cached part is ORed in and the walk continues only below the resume points, from the
 //    real rest of the stack: usually a handful of short subtrees (a string's closing quote and what follows it).
 // Exact: the mask equals feeding every token's bytes to the matcher (tests/grammar check this brute force).
-// Masks for whole stacks are cached too, so a state seen before costs one bitset copy.
+// Masks for whole stacks are cached too, so a state seen before costs one bitset copy. The walks themselves step
+// through a DFA over sets of stacks, built as they go, so a trie node costs a table lookup.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -26,7 +27,8 @@ inline constexpr int kContextDepth = 3;
 
 class TokenMasker {
  public:
-  // eog_tokens: allowed exactly when the matcher can end. Caches are cleared when they pass max_cache_bytes.
+  // eog_tokens: allowed exactly when the matcher can end. Caches are cleared when they pass max_cache_bytes (the
+  // walk's DFA of stack sets when it passes a sixteenth of it).
   TokenMasker(std::shared_ptr<StackArena> arena, std::shared_ptr<const TokenTrie> trie,
               std::vector<int32_t> eog_tokens, size_t max_cache_bytes = size_t{64} << 20);
 
@@ -42,6 +44,7 @@ class TokenMasker {
     uint64_t stack_hits = 0;       // whole-stack masks served from the cache
     uint64_t truncated_walks = 0;  // full trie walks (one per new truncated stack)
     uint64_t resumed_walks = 0;    // subtree walks below resume points
+    uint64_t walk_sets = 0;        // distinct sets of stacks the walks met (the DFA's states)
   };
   const Stats& stats() const { return stats_; }
 
@@ -57,14 +60,32 @@ class TokenMasker {
   void walk(uint32_t first, uint32_t last, uint32_t base_depth, const StackSet& start, std::vector<uint64_t>& bits,
             std::vector<uint32_t>* resumes);
 
+  // The walk's states as a lazily built DFA over sets of stacks: a trie walk meets few distinct sets (inside a
+  // string, every ordinary byte leads back to the same one), so each node costs one table lookup instead of
+  // advancing every stack of the set and merging the results.
+  struct SetState {
+    StackSet stacks;
+    bool empty = false;   // no stack survived: the subtree is dead
+    bool popped = false;  // some stack popped into the stand-in bottom (a resume point)
+    bool live = false;    // some stack can take more bytes
+    std::vector<uint32_t> next;  // per byte, the next set's index (kUnknownSet until first taken)
+  };
+  static constexpr uint32_t kUnknownSet = UINT32_MAX;
+  uint32_t intern_set(StackSet stacks);
+  uint32_t next_set(uint32_t from, uint8_t byte);
+
   std::shared_ptr<StackArena> arena_;
   std::shared_ptr<const TokenTrie> trie_;
   std::vector<int32_t> eog_tokens_;
   size_t words_;
   size_t max_entries_;
+  size_t max_sets_;
   std::unordered_map<StackId, Partial> partial_cache_;
   std::unordered_map<StackId, std::vector<uint64_t>> stack_cache_;
-  std::vector<StackSet> depth_states_;
+  std::vector<uint32_t> depth_sets_;  // the walk's set index at each trie depth
+  std::vector<SetState> sets_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> set_index_;  // hash of a set's stacks -> its indices
+  StackSet scratch_;
   Stats stats_;
 };
 

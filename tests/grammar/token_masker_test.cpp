@@ -87,15 +87,15 @@ class MaskVsBruteForce : public ::testing::TestWithParam<MaskCase> {};
 
 // At random positions of sampled strings (including inside multi-byte characters), the cached mask equals
 // feeding every token's bytes to the matcher.
-TEST_P(MaskVsBruteForce, MaskEqualsFeedingEveryToken) {
-  const auto param = GetParam();
+// Masks at random points of sampled texts against feeding every token; caches of max_cache_bytes.
+void expect_masks_equal_brute_force(const MaskCase& param, size_t max_cache_bytes) {
   static std::map<std::string, Vocab> vocabs;
   if (!vocabs.count(param.vocab)) vocabs[param.vocab] = load_vocab(param.vocab);
   const Vocab& v = vocabs[param.vocab];
   auto ast = parse_gbnf(testing::read_grammar_file(param.grammar));
   ASSERT_TRUE(ast) << ast.error().message;
   auto arena = std::make_shared<StackArena>(*lower_grammar(*ast));
-  TokenMasker masker(arena, std::make_shared<TokenTrie>(v.bytes), v.eog);
+  TokenMasker masker(arena, std::make_shared<TokenTrie>(v.bytes), v.eog, max_cache_bytes);
   std::mt19937 rng(99);
   std::vector<uint64_t> mask(masker.mask_words());
   int checked = 0;
@@ -116,6 +116,15 @@ TEST_P(MaskVsBruteForce, MaskEqualsFeedingEveryToken) {
   }
   EXPECT_EQ(checked, 24);
   EXPECT_GT(masker.stats().stack_hits, 0u);
+  EXPECT_GT(masker.stats().walk_sets, 0u);
+}
+
+TEST_P(MaskVsBruteForce, MaskEqualsFeedingEveryToken) { expect_masks_equal_brute_force(GetParam(), size_t{64} << 20); }
+
+// Caches so small that the mask caches and the walk's DFA are cleared over and over, mid-text: the same masks.
+TEST(TokenMasker, TinyCachesGiveTheSameMasks) {
+  expect_masks_equal_brute_force(MaskCase{"json.gbnf", "ggml-vocab-llama-spm.gguf"}, 0);
+  expect_masks_equal_brute_force(MaskCase{"c_like.gbnf", "ggml-vocab-llama-spm.gguf"}, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Grammars, MaskVsBruteForce,

@@ -66,7 +66,8 @@ int run_grammar(const GrammarArgs& a) {
                      {"mask_max_us", r->mask_max_us}, {"accept_mean_us", r->accept_mean_us},
                      {"compile_ms", r->compile_ms}, {"first_mask_ms", r->first_mask_ms},
                      {"trie_ms", r->trie_ms},       {"stack_hits", r->stack_hits},
-                     {"truncated_walks", r->truncated_walks}, {"resumed_walks", r->resumed_walks}};
+                     {"truncated_walks", r->truncated_walks}, {"resumed_walks", r->resumed_walks},
+                     {"walk_sets", r->walk_sets}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -79,9 +80,10 @@ int run_grammar(const GrammarArgs& a) {
   std::printf("| compile (schema -> GBNF -> byte grammar) | %.2f ms |\n", r->compile_ms);
   std::printf("| first mask of the grammar (whole trie) | %.2f ms |\n", r->first_mask_ms);
   std::printf("| token trie of the vocabulary (once per tokenizer) | %.2f ms |\n", r->trie_ms);
-  std::printf("\nmask cache: %llu whole-stack hits, %llu trie walks, %llu resumed sub-walks\n",
+  std::printf("\nmask cache: %llu whole-stack hits, %llu trie walks, %llu resumed sub-walks, %llu sets of stacks "
+              "met by the walks\n",
               static_cast<unsigned long long>(r->stack_hits), static_cast<unsigned long long>(r->truncated_walks),
-              static_cast<unsigned long long>(r->resumed_walks));
+              static_cast<unsigned long long>(r->resumed_walks), static_cast<unsigned long long>(r->walk_sets));
   return 0;
 }
 
