@@ -224,7 +224,7 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
   auto prompt = chat_prompt_tokens(backend, *parsed);
   if (!prompt.ok()) return exchange->send_error(prompt.error());
   // Tools: calls are parsed in the template's format unless tool_choice is "none"; "required" and a named function
-  // are enforced by a grammar.
+  // are enforced by a grammar, and so is any call "auto" opens (where the format marks its calls).
   const ToolCallFormat format = backend.template_traits.tool_calls;
   const bool with_tools = !parsed->tools.is_null() && parsed->tool_choice != "none";
   if (with_tools && (parsed->tool_choice == "required" || parsed->tool_choice == "function")) {
@@ -238,6 +238,13 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
     parsed->params.grammar = std::move(g->gbnf);
     parsed->params.grammar_root = std::move(g->root);
     parsed->params.grammar_param = "tool_choice";
+  } else if (with_tools && parsed->params.grammar.empty()) {
+    // "auto": the model may answer in text, but a call it opens is held to the tools' schemas.
+    if (std::optional<ToolGrammar> g = tool_auto_grammar(*parsed, format)) {
+      parsed->params.grammar = std::move(g->gbnf);
+      parsed->params.grammar_root = std::move(g->root);
+      parsed->params.grammar_param = "tools";
+    }
   }
   std::vector<std::vector<int32_t>> prompts;
   prompts.push_back(std::move(prompt->tokens));

@@ -3,6 +3,7 @@
 #include "core/format.h"
 #include "grammar/gbnf_writer.h"
 #include "grammar/json_schema.h"
+#include "grammar/text_without.h"
 
 namespace kairo::server {
 namespace {
@@ -85,6 +86,37 @@ ApiResult<std::string> deepseek_call_rules(const std::vector<CallableTool>& tool
   return rules;
 }
 
+// The tools a call may name (one under a named tool_choice), each schema compiled alone first so that an error names
+// the precise field.
+ApiResult<std::vector<CallableTool>> callable_tools(const ChatRequest& chat) {
+  std::vector<CallableTool> tools;
+  for (size_t i = 0; i < chat.tools.size(); ++i) {
+    const json& fn = chat.tools[i]["function"];
+    const std::string name = fn["name"].get<std::string>();
+    if (chat.tool_choice == "function" && name != chat.tool_choice_name) continue;
+    CallableTool tool{name,
+                      fn.contains("parameters") && !fn["parameters"].is_null() ? fn["parameters"]
+                                                                              : json{{"type", "object"}},
+                      strprintf("tools[%zu].function.parameters", i)};
+    if (auto alone = grammar::json_schema_to_gbnf(tool.parameters); !alone.ok()) {
+      return invalid_param(tool.parameters_field, "'" + tool.parameters_field + "': " + alone.error().message);
+    }
+    tools.push_back(std::move(tool));
+  }
+  return tools;
+}
+
+// The rules of the format, with kToolCallsRule: the reply's calls.
+ApiResult<std::string> call_rules(const ChatRequest& chat, ToolCallFormat format) {
+  auto tools = callable_tools(chat);
+  if (!tools.ok()) return tools.error();
+  switch (format) {
+    case ToolCallFormat::DeepSeek: return deepseek_call_rules(*tools, chat.parallel_tool_calls);
+    case ToolCallFormat::Qwen3CoderXml: return xml_tool_call_rules(*tools, chat.parallel_tool_calls);
+    default: return json_object_call_rules(*tools, format, chat.parallel_tool_calls);
+  }
+}
+
 }  // namespace
 
 ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallFormat format) {
@@ -95,27 +127,22 @@ ApiResult<ToolGrammar> tool_choice_grammar(const ChatRequest& chat, ToolCallForm
                                         "\"auto\" or \"none\", or serve with a --chat-template-file that writes "
                                         "one of them");
   }
-  std::vector<CallableTool> tools;
-  for (size_t i = 0; i < chat.tools.size(); ++i) {
-    const json& fn = chat.tools[i]["function"];
-    const std::string name = fn["name"].get<std::string>();
-    if (chat.tool_choice == "function" && name != chat.tool_choice_name) continue;
-    CallableTool tool{name,
-                      fn.contains("parameters") && !fn["parameters"].is_null() ? fn["parameters"]
-                                                                              : json{{"type", "object"}},
-                      strprintf("tools[%zu].function.parameters", i)};
-    // Each schema alone first, so an error names the precise field.
-    if (auto alone = grammar::json_schema_to_gbnf(tool.parameters); !alone.ok()) {
-      return invalid_param(tool.parameters_field, "'" + tool.parameters_field + "': " + alone.error().message);
-    }
-    tools.push_back(std::move(tool));
-  }
-  ApiResult<std::string> rules = format == ToolCallFormat::DeepSeek ? deepseek_call_rules(tools, chat.parallel_tool_calls)
-                                 : format == ToolCallFormat::Qwen3CoderXml
-                                     ? xml_tool_call_rules(tools, chat.parallel_tool_calls)
-                                     : json_object_call_rules(tools, format, chat.parallel_tool_calls);
+  auto rules = call_rules(chat, format);
   if (!rules.ok()) return rules.error();
   return ToolGrammar{std::move(*rules), kToolCallsRule};
+}
+
+std::optional<ToolGrammar> tool_auto_grammar(const ChatRequest& chat, ToolCallFormat format) {
+  std::string_view marker;
+  if (format == ToolCallFormat::Hermes || format == ToolCallFormat::Qwen3CoderXml) marker = markers::kToolCallOpen;
+  if (format == ToolCallFormat::DeepSeek) marker = markers::kDeepSeekCallsBegin;
+  if (marker.empty()) return std::nullopt;
+  auto rules = call_rules(chat, format);
+  auto free_text = grammar::text_without_gbnf({marker});
+  if (!rules.ok() || !free_text.ok()) return std::nullopt;
+  return ToolGrammar{*rules + "tool_free_text ::= " + *free_text + "\n" + kToolAutoRule +
+                         " ::= tool_free_text " + kToolCallsRule + "?\n",
+                     kToolAutoRule};
 }
 
 }  // namespace kairo::server

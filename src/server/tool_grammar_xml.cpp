@@ -1,12 +1,12 @@
 // Qwen3-Coder's XML tool calls as a grammar. A string parameter is raw text up to "\n</parameter>", so its rule
 // is "any text without </parameter> (or </tool_call>) in it": the parser cuts a value at the first closing tag,
 // and a value that contained one would be cut short. Other parameters are JSON, from their schemas.
-#include <cstring>
 #include <set>
 
 #include "core/format.h"
 #include "grammar/gbnf_writer.h"
 #include "grammar/json_schema.h"
+#include "grammar/text_without.h"
 #include "server/tool_call_bodies.h"
 #include "server/tool_grammar.h"
 
@@ -15,34 +15,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 using grammar::GbnfWriter;
-
-// Text that contains none of `closers` (each starting with '<', which none has elsewhere): runs of characters
-// other than '<', and each '<' followed by characters (up to the next '<') that spell no closer's tail. Since '<'
-// occurs only first in a closer, no overlap needs tracking: each '<' starts afresh.
-std::string after_lt(const std::vector<std::string_view>& tails, size_t depth) {
-  std::set<char> next;
-  for (std::string_view t : tails) next.insert(t[depth]);
-  std::string others = "[^<";
-  for (char c : next) others += std::string(std::strchr("]\\^-", c) != nullptr ? "\\" : "") + c;
-  std::string alts = others + "] [^<]*";
-  for (char c : next) {
-    std::vector<std::string_view> longer;
-    bool whole = false;  // a closer ends with this character: it may not follow
-    for (std::string_view t : tails) {
-      if (t[depth] != c) continue;
-      if (t.size() == depth + 1) whole = true;
-      else longer.push_back(t);
-    }
-    if (!whole) alts += " | " + GbnfWriter::literal(std::string(1, c)) + " " + after_lt(longer, depth + 1);
-  }
-  return "( " + alts + " )?";
-}
-
-std::string text_without(const std::vector<std::string_view>& closers) {
-  std::vector<std::string_view> tails;
-  for (std::string_view c : closers) tails.push_back(c.substr(1));
-  return "[^<]* ( \"<\" " + after_lt(tails, 0) + " )*";
-}
 
 // The $defs of a tool's parameters, carried into each property's schema so that its $refs still resolve when it is
 // compiled alone.
@@ -120,8 +92,9 @@ ApiResult<std::string> xml_tool_call_rules(const std::vector<CallableTool>& tool
   }
   auto compiled = grammar::json_schemas_to_gbnf(json_schemas, "value", grammar::JsonWhitespace::Compact);
   if (!compiled.ok()) return invalid_param("tools", "'tools': " + compiled.error().message);
-  std::string rules = compiled->gbnf + "xml_text ::= " +
-                      text_without({markers::kXmlParameterClose, markers::kToolCallClose}) + "\n";
+  auto text = grammar::text_without_gbnf({markers::kXmlParameterClose, markers::kToolCallClose});
+  if (!text.ok()) return api_error(500, text.error().message);
+  std::string rules = compiled->gbnf + "xml_text ::= " + *text + "\n";
   std::string any_call;
   for (size_t t = 0; t < tools.size(); ++t) {
     std::string body = GbnfWriter::literal("<tool_call>\n<function=" + tools[t].name + ">\n");

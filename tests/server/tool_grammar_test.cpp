@@ -142,6 +142,54 @@ TEST_P(ToolGrammarFormats, ANamedFunctionIsTheOnlyOneCalled) {
   EXPECT_GE(sampled, 15);
 }
 
+// tool_choice "auto": free text, then (maybe) calls held to the tools. What the grammar derives splits, through the
+// parser, into that text as content and valid calls.
+TEST_P(ToolGrammarFormats, AutoLetsTextThroughAndHoldsCallsToTheTools) {
+  const ToolCallFormat format = GetParam();
+  ChatRequest chat = request(true);
+  chat.tool_choice = "auto";
+  const std::optional<ToolGrammar> g = tool_auto_grammar(chat, format);
+  if (format == ToolCallFormat::Llama3Json || format == ToolCallFormat::Mistral) {
+    EXPECT_FALSE(g) << "calls that are the whole reply have no marker to switch on at";
+    return;
+  }
+  ASSERT_TRUE(g);
+  auto ast = grammar::parse_gbnf(g->gbnf);
+  ASSERT_TRUE(ast.ok()) << ast.error().message;
+  auto bytes = grammar::lower_grammar(*ast, g->root);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  std::mt19937 rng(3);
+  int sampled = 0, with_calls = 0, text_only = 0;
+  for (int attempt = 0; attempt < 2000 && sampled < 60; ++attempt) {
+    auto text = grammar::testing::sample_from_grammar(*ast, rng, 400, g->root);
+    if (!text) continue;
+    ++sampled;
+    EXPECT_TRUE(matcher_accepts(*bytes, *text)) << *text;
+    std::string content;
+    const auto calls = parse(format, *text, content);
+    for (const ParsedToolCall& call : calls) expect_valid(call, *text);
+    if (calls.empty()) {
+      ++text_only;
+      EXPECT_EQ(content, *text);
+    } else {
+      ++with_calls;
+      EXPECT_EQ(text->rfind(content, 0), 0u) << "the text before the calls is the content: " << *text;
+    }
+  }
+  EXPECT_EQ(sampled, 60);
+  EXPECT_GT(with_calls, 0);
+  EXPECT_GT(text_only, 0);
+  // Once a call opens it must be one of the tools, with valid arguments.
+  const std::string opening = format == ToolCallFormat::DeepSeek ? "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>"
+                              : format == ToolCallFormat::Hermes ? "<tool_call>\n{\"name\":\""
+                                                                 : "<tool_call>\n<function=";
+  grammar::GrammarMatcher m(std::make_shared<grammar::StackArena>(*bytes), 0);
+  EXPECT_TRUE(m.accept("Sure, <b>let</b> me check. " + opening));
+  EXPECT_FALSE(grammar::GrammarMatcher(m).accept("nope"));
+  EXPECT_TRUE(grammar::GrammarMatcher(m).accept("add"));
+  EXPECT_FALSE(matcher_accepts(*bytes, "text " + opening));  // an opened call must be finished
+}
+
 INSTANTIATE_TEST_SUITE_P(All, ToolGrammarFormats,
                          ::testing::Values(ToolCallFormat::Hermes, ToolCallFormat::Llama3Json, ToolCallFormat::Mistral,
                                            ToolCallFormat::DeepSeek, ToolCallFormat::Qwen3CoderXml));
