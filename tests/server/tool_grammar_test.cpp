@@ -238,6 +238,13 @@ TEST(ToolGrammar, XmlStringConstraintsRawTextCannotCarryAreRefused) {
   EXPECT_NE(g.error().message.find("tools[2].function.parameters.properties.text"), std::string::npos)
       << g.error().message;
   EXPECT_NE(g.error().message.find("'pattern'"), std::string::npos) << g.error().message;
+  // Lengths past what a grammar spells out are refused too (by the schema check every format shares), not dropped.
+  ChatRequest long_text = request(false);
+  long_text.tools[2]["function"]["parameters"]["properties"]["text"]["maxLength"] = 100000;
+  auto too_long = tool_choice_grammar(long_text, ToolCallFormat::Qwen3CoderXml);
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_NE(too_long.error().message.find("'maxLength' above 1000 is not supported"), std::string::npos)
+      << too_long.error().message;
   // The JSON formats carry it.
   auto json_format = tool_choice_grammar(chat, ToolCallFormat::Hermes);
   EXPECT_TRUE(json_format.ok()) << json_format.error().message;
