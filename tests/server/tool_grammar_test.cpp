@@ -51,7 +51,9 @@ void expect_valid(const ParsedToolCall& call, const std::string& text) {
     size_t n = 0;
     for (unsigned char c : args["city"].get<std::string>()) n += (c & 0xC0) != 0x80;
     EXPECT_LE(n, 10u) << text;
-    if (args.contains("unit")) EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << text;
+    if (args.contains("unit")) {
+      EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << text;
+    }
   } else if (call.name == "add") {
     EXPECT_TRUE(args["a"].is_number_integer() && args["a"] >= 0 && args["a"] <= 99) << text;
     EXPECT_TRUE(args["b"].is_number_integer() && args["b"] >= 0 && args["b"] <= 9) << text;
@@ -111,7 +113,9 @@ TEST_P(ToolGrammarFormats, DerivedCallsParseIntoValidCalls) {
       const std::vector<ParsedToolCall> calls = parse(format, *text, content);
       EXPECT_EQ(content, "") << *text;
       ASSERT_GE(calls.size(), 1u) << *text;
-      if (!parallel) EXPECT_EQ(calls.size(), 1u) << *text;
+      if (!parallel) {
+        EXPECT_EQ(calls.size(), 1u) << *text;
+      }
       several += calls.size() > 1;
       for (const ParsedToolCall& call : calls) {
         names.insert(call.name);
@@ -120,7 +124,9 @@ TEST_P(ToolGrammarFormats, DerivedCallsParseIntoValidCalls) {
     }
     EXPECT_EQ(sampled, 40);
     EXPECT_EQ(names.size(), 3u) << "every tool should be called in 40 derivations";
-    if (parallel) EXPECT_GT(several, 0) << "parallel calls should come up";
+    if (parallel) {
+      EXPECT_GT(several, 0) << "parallel calls should come up";
+    }
   }
 }
 
