@@ -83,7 +83,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& m : chat->messages) {
       KAIRO_FUZZ_CHECK(m.is_object() && m.contains("role") && m["role"].is_string(), m.dump(-1, ' ', false,
                        nlohmann::json::error_handler_t::replace));
-      KAIRO_FUZZ_CHECK(m.contains("content") && m["content"].is_string(), "message content is not a string");
+      // A string, or null for an assistant turn of tool calls alone (as Hugging Face hands it to templates).
+      const bool calls_alone = m["role"] == "assistant" && m.contains("tool_calls") && m["content"].is_null();
+      KAIRO_FUZZ_CHECK(m.contains("content") && (m["content"].is_string() || calls_alone),
+                       "message content is neither a string nor null beside tool calls");
     }
     KAIRO_FUZZ_CHECK(chat->tools.is_null() || (chat->tools.is_array() &&
                                                 chat->tools.size() <= static_cast<size_t>(limits().max_tools)),
