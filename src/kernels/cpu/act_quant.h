@@ -100,3 +100,8 @@ void quantize_act_q8_batch_token(const float* x, int64_t t, const cpu::ActQ8Batc
 // whose first operand is unsigned). t0 and t1 are multiples of 16: whole tiles, including padding tokens.
 void quantize_act_tiles(const float* x, int64_t t0, int64_t t1, bool as_unsigned, cpu::ActTiles& a);
 }  // namespace kairo::kernels::avx512
+
+namespace kairo::kernels::avx2 {
+// As avx512::quantize_act_q8, bit for bit, with AVX2.
+void quantize_act_q8(const float* x, cpu::ActQ8& a);
+}  // namespace kairo::kernels::avx2

@@ -10,9 +10,9 @@ const Backend* cpu_backend(Isa isa) {
   if (!isa_supported(isa)) return nullptr;
   // Embedding lookup is one row per token: the reference dequantizer is fast enough there.
   static const Backend avx2_backend{
-      "cpu-avx2",     avx2::matmul_float, avx2::rms_norm,  avx2::rope,     avx2::swiglu,   avx2::geglu,
+      "cpu-avx2",     avx2::matmul,       avx2::rms_norm,  avx2::rope,     avx2::swiglu,   avx2::geglu,
       avx2::add,      avx2::add_bias,     ref::get_row,    avx2::kv_write, avx2::attention,
-      nullptr,        nullptr,            nullptr,
+      avx512::pack_weights, avx2::matmul_shared_input, nullptr, avx2::matmul_grouped,
   };
   static const Backend avx512_backend{
       "cpu-avx512",   avx512::matmul,   avx512::rms_norm, avx512::rope,     avx512::swiglu, avx512::geglu,

@@ -18,6 +18,12 @@
 
 namespace kairo::kernels::avx2 {
 KAIRO_CPU_ELEMENTWISE_OPS
+// Row-tile-packed weights (avx512::pack_weights' layouts) through the AVX2 row-tile kernels, any token count; other
+// weights through matmul_float.
+void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                         ThreadPool& pool);
+void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics);
 }  // namespace kairo::kernels::avx2
 
 namespace kairo::kernels::avx512 {

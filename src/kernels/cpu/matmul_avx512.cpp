@@ -1,7 +1,7 @@
 // Matmul driver for the AVX-512 and AMX backends: float weights go to the FMA path; quantized weights quantize
 // the activations to int8 once, then run GEMV (one token, bandwidth-bound) or GEMM over 16-row weight tiles
 // (unpacked to int8 once per tile) times 16-token activation tiles (AMX; without AMX, row-tile-packed weights run
-// the multi-token GEMV kernels in token chunks instead, see row_tiles_in_chunks). Output rows are split evenly over
+// the multi-token GEMV kernels in token chunks instead, see row_tiles_matmul). Output rows are split evenly over
 // the threads; all scratch is per thread and reused across calls.
 // GCC 12 reports its own AVX-512 cast intrinsics (deliberately undefined upper lanes) as maybe-uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -11,13 +11,13 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <functional>
 
 #include "kernels/cpu/decode_avx512.h"
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/quant_matmul.h"
+#include "kernels/cpu/row_tile_matmul.h"
 #include "kernels/cpu/scratch.h"
 
 namespace kairo::kernels::avx512 {
@@ -45,94 +45,16 @@ void gemv_finish(const GemvTile& t, int64_t n_blocks, bool with_min, float* y, i
   _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << n) - 1), acc);
 }
 
-// Row-tile-packed weights that read the same input (one, or Q/K/V, or gate/up) and their outputs. Their row tiles
-// are numbered one after another, and each thread takes one contiguous range of that numbering: one parallel pass
-// and one barrier for all of them.
-struct RowTileSet {
-  const MatrixView* ws;
-  float* const* ys;
-  int n;
+using cpu::RowTileSet;
 
-  int64_t tiles_of(int i) const { return (ws[i].n_rows + kPackTileRows - 1) / kPackTileRows; }
-  int64_t total_tiles() const {
-    int64_t n_tiles = 0;
-    for (int i = 0; i < n; ++i) n_tiles += tiles_of(i);
-    return n_tiles;
-  }
-  // fn(i, first, last) for the row tiles [first, last) of weight i that fall in [g0, g1) of the numbering.
-  template <typename Fn>
-  void for_ranges(int64_t g0, int64_t g1, Fn&& fn) const {
-    int64_t base = 0;
-    for (int i = 0; i < n && base < g1; ++i) {
-      const int64_t t = tiles_of(i);
-      const int64_t first = std::max<int64_t>(g0 - base, 0), last = std::min<int64_t>(g1 - base, t);
-      if (first < last) fn(i, first, last);
-      base += t;
-    }
-  }
-};
-
-// Row tiles a GEMV kernel call takes at once (they share its activation loads).
-constexpr int64_t kRowTileGroup = 4;
-
-// Row tiles shared out to the threads, each tile times every token (a tile's weights stay in cache across its
-// tokens, so memory is read once). The threads take chunks from a shared counter rather than fixed halves: a thread
-// whose reads run faster takes more, where with halves it waited for the other (13 % of qwen3-0.6b decode's samples
-// were the pool's spin-wait, whose small matrices leave little work to even the halves out).
-void gemv_row_tiles(const RowTileSet& set, const cpu::ActQ8* a, int64_t n_tokens, ThreadPool& pool) {
-  const int64_t tiles = set.total_tiles();
-  constexpr int64_t kChunksPerThread = 8;
-  const int64_t chunk = std::max<int64_t>(
-      2 * kRowTileGroup, (tiles / (pool.n_threads() * kChunksPerThread)) / kRowTileGroup * kRowTileGroup);
-  std::atomic<int64_t> next{0};
-  auto job = [&](int, int) {
-    for (int64_t g0 = next.fetch_add(chunk, std::memory_order_relaxed); g0 < tiles;
-         g0 = next.fetch_add(chunk, std::memory_order_relaxed)) {
-      set.for_ranges(g0, std::min(tiles, g0 + chunk), [&](int i, int64_t first, int64_t last) {
-        multiply_row_tiles(set.ws[i], a, n_tokens, first, last, set.ys[i]);
-      });
-    }
-  };
-  pool.run(std::ref(job));
-}
-
-// A few tokens (up to max_row_tile_tokens) times row-tile-packed matrices: cheaper than a 16-token AMX tile, and
-// the same bits (both follow the batch-invariance contract).
-void gemv_row_tiles_tokens(const RowTileSet& set, const float* x, int64_t n_tokens, ThreadPool& pool) {
-  const int64_t n_cols = set.ws[0].n_cols;
-  const size_t bytes = cpu::act_q8_bytes(n_cols);
-  auto* mem = static_cast<uint8_t*>(cpu::thread_scratch(cpu::ScratchSlot::Activations, bytes * kMaxRowTileTokens));
-  cpu::ActQ8 a[kMaxRowTileTokens];
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    a[t] = cpu::act_q8_layout(mem + t * bytes, n_cols);
-    quantize_act_q8(x + t * n_cols, a[t]);
-  }
-  gemv_row_tiles(set, a, n_tokens, pool);
-}
-
-// Without AMX, a step of more tokens than the row-tile kernels take at once goes through them in even chunks, each
-// reading the weights once at the bandwidth, rather than through the 16-token GEMM, whose VNNI emulation of the AMX
-// tile (every weight tile unpacked to int8) costs more than reading the weights again. Measured on an AMD EPYC
-// (Zen 5, 2 threads, TinyLlama-1.1B Q4_0): pp32 243 -> 438 t/s, pp512 353 -> 398, batched decode of 16 sequences
-// 153 -> 326 t/s. The same bits either way: both paths follow the batch-invariance contract.
-constexpr int kMaxChunkedMats = 8;
-
-void row_tiles_in_chunks(const RowTileSet& set, const float* x, int64_t n_tokens, int64_t max_tokens,
-                         ThreadPool& pool) {
-  const int64_t n_chunks = (n_tokens + max_tokens - 1) / max_tokens;
-  float* ys[kMaxChunkedMats];
-  for (int64_t c = 0; c < n_chunks; ++c) {
-    const int64_t t0 = n_tokens * c / n_chunks, t1 = n_tokens * (c + 1) / n_chunks;
-    for (int i = 0; i < set.n; ++i) ys[i] = set.ys[i] + t0 * set.ws[i].n_rows;
-    gemv_row_tiles_tokens(RowTileSet{set.ws, ys, set.n}, x + t0 * set.ws[0].n_cols, t1 - t0, pool);
-  }
-}
+// Without AMX, a step of more tokens than the row-tile kernels take at once goes through them in chunks
+// (row_tiles_matmul).
+constexpr int kMaxChunkedMats = cpu::kMaxRowTileSetMats;
 
 void gemv(const MatrixView& w, const float* x, float* y, ThreadPool& pool) {
   void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(w.n_cols));
   cpu::ActQ8 a = cpu::act_q8_layout(mem, w.n_cols);
   quantize_act_q8(x, a);
-  if (is_row_tile_packing(w.packing)) return gemv_row_tiles(RowTileSet{&w, &y, 1}, &a, 1, pool);
   const GemvFn kernel = gemv_kernel(w.dtype);
   const int64_t n_blocks = w.n_cols / block_k_of(w.dtype);
   const bool with_min = has_min(w.dtype);
@@ -258,12 +180,11 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
   if (n_tokens <= 0 || w.n_rows <= 0) return;
   const bool row_tiles = is_row_tile_packing(w.packing);
   if (w.n_cols % 32 != 0 || !(has_gemm(w.dtype) || row_tiles)) return matmul_float(w, x, y, n_tokens, pool);
+  const RowTileSet set{&w, &y, 1};
+  if (row_tiles && (n_tokens <= max_row_tile_tokens(w.packing) || !use_amx || !has_tile_gemm(w.packing)))
+    return cpu::row_tiles_matmul(row_tile_kernels(), set, x, n_tokens, max_row_tile_tokens(w.packing), pool);
   if (n_tokens == 1) return gemv(w, x, y, pool);
-  if (row_tiles && n_tokens <= max_row_tile_tokens(w.packing))
-    return gemv_row_tiles_tokens(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
-  if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(RowTileSet{&w, &y, 1}, x, n_tokens, pool);
-  if (row_tiles && (!use_amx || !has_tile_gemm(w.packing)))
-    return row_tiles_in_chunks(RowTileSet{&w, &y, 1}, x, n_tokens, max_row_tile_tokens(w.packing), pool);
+  if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(set, x, n_tokens, pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
 }
 
@@ -281,16 +202,9 @@ void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, 
     if (row_tiles) max_tokens = std::min(max_tokens, max_row_tile_tokens(w.packing));
   }
   const RowTileSet set{ws, ys, n_mats};
-  if (row_tiles && n_tokens == 1) {
-    void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(ws[0].n_cols));
-    cpu::ActQ8 a = cpu::act_q8_layout(mem, ws[0].n_cols);
-    quantize_act_q8(x, a);
-    return gemv_row_tiles(set, &a, 1, pool);
-  }
-  if (row_tiles && n_tokens <= max_tokens) return gemv_row_tiles_tokens(set, x, n_tokens, pool);
+  if (row_tiles && n_mats <= kMaxChunkedMats && (n_tokens <= max_tokens || !use_amx || !tile_gemm))
+    return cpu::row_tiles_matmul(row_tile_kernels(), set, x, n_tokens, max_tokens, pool);
   if (row_tiles && legacy && use_amx) return gemm_amx_row_tiles(set, x, n_tokens, pool);
-  if (row_tiles && (!use_amx || !tile_gemm) && n_mats <= kMaxChunkedMats)
-    return row_tiles_in_chunks(set, x, n_tokens, max_tokens, pool);
   for (int i = 0; i < n_mats; ++i) matmul_impl(ws[i], x, ys[i], n_tokens, pool, use_amx);
 }
 
@@ -301,34 +215,9 @@ bool relaxed_eligible(const MatrixView& w, int64_t n_cols) {
 
 }  // namespace
 
-// Each tile's 16 outputs come straight from the kernel: the multi-token kernel for several tokens, else the GEMV
-// kernel over up to kRowTileGroup tiles at once.
-void multiply_row_tiles(const MatrixView& w, const cpu::ActQ8* a, int64_t n_tokens, int64_t first, int64_t last,
-                        float* y) {
-  const RowTileGemvFn kernel = row_tile_gemv_kernel(w.packing);
-  const RowTileTokensFn tokens_kernel = n_tokens > 1 ? row_tile_tokens_kernel(w.packing) : nullptr;
-  const int64_t full_tiles = w.n_rows / kPackTileRows;  // tiles past it are partial
-  for (int64_t tile = first; tile < last;) {
-    if (tokens_kernel != nullptr && tile < full_tiles) {
-      tokens_kernel(w, a, static_cast<int>(n_tokens), tile, y + tile * kPackTileRows, w.n_rows);
-      ++tile;
-      continue;
-    }
-    const int64_t group = std::min<int64_t>({kRowTileGroup, last - tile, full_tiles - tile});
-    const int n = tile < full_tiles ? static_cast<int>(group) : 1;
-    const int64_t r0 = tile * kPackTileRows;
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      float* yt = y + t * w.n_rows;
-      if (tile < full_tiles) {
-        kernel(w, a[t], tile, n, yt + r0);
-      } else {  // the last, partial tile: through a buffer so y isn't written past its end
-        alignas(64) float y16[kPackTileRows];
-        kernel(w, a[t], tile, 1, y16);
-        std::memcpy(yt + r0, y16, sizeof(float) * static_cast<size_t>(w.n_rows - r0));
-      }
-    }
-    tile += n;
-  }
+const cpu::RowTileKernels& row_tile_kernels() {
+  static const cpu::RowTileKernels kernels{quantize_act_q8, row_tile_gemv_kernel, row_tile_tokens_kernel};
+  return kernels;
 }
 
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {

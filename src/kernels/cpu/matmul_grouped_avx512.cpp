@@ -1,164 +1,27 @@
-// Backend::matmul_grouped for the AVX-512 and AMX backends: a mixture of experts' gate/up or down matmul for all of a
-// step's experts in one parallel pass. Every input row is quantized once (a token's activations feed up to top-k
-// experts), then the row tiles of every expert's weights form one numbering, split over the threads by cost. Per
-// expert the tiles run the kernels matmul_shared_input would run for that expert alone (the row-tile GEMV for one
-// token, the multi-token kernel for several), so every output keeps its bits; only the dispatch is shared. Measured
-// on an AMD EPYC (Zen 5, 2 threads, olmoe-1b-7b's shape, Q4_0): see the commit that introduced this file.
-#include <algorithm>
-#include <cstring>
-#include <functional>
-#include <vector>
-
+// Backend::matmul_grouped for the AVX-512 and AMX backends: the row-tile grouped pass (grouped_row_tiles.cpp) with
+// this ISA's kernels, and the groups it cannot take sent to the backend's own matmul.
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/cpu/quant_matmul.h"
-#include "kernels/cpu/scratch.h"
+#include "kernels/cpu/row_tile_matmul.h"
 
 namespace kairo::kernels::avx512 {
 namespace {
 
-using MatmulFn = void (*)(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
-                          ThreadPool& pool);
+// Without AMX the row-tile kernels are the path for any token count.
+bool avx512_takes(const MatrixView&, int64_t, Numerics) { return true; }
 
-// Whether the grouped pass gives `w` times n_tokens tokens exactly what the backend's own matmul would. The
-// row-tile kernels are the path for few tokens on every AVX-512 CPU and for any count without AMX (or for MXFP4,
-// which has no AMX path); past their limit, AMX machines multiply tiles instead (and under relaxed numerics, past
-// kMinRelaxedTokens, in bf16): such groups go through the backend's matmul one by one.
-bool grouped_pass_takes(const MatrixView& w, int64_t n_cols, int64_t n_tokens, bool use_amx, Numerics numerics) {
-  if (w.n_rows <= 0 || w.n_cols != n_cols || n_cols % 32 != 0 || !is_row_tile_packing(w.packing)) return false;
-  if (!use_amx || !has_tile_gemm(w.packing)) return true;
+// With AMX they are the path for few tokens, and for MXFP4 (no AMX path); past their limit, AMX machines multiply
+// tiles instead (and under relaxed numerics, past kMinRelaxedTokens, in bf16).
+bool amx_takes(const MatrixView& w, int64_t n_tokens, Numerics numerics) {
+  if (!has_tile_gemm(w.packing)) return true;
   return n_tokens <= max_row_tile_tokens(w.packing) && (numerics == Numerics::Exact || n_tokens < kMinRelaxedTokens);
-}
-
-// One weight of one group in the pass: its tiles, each costing `cost` (decoding a tile's values, then one dot per
-// token), its tokens' quantized rows and its output rows.
-struct Segment {
-  const MatrixView* w;
-  const cpu::ActQ8* a;
-  int64_t n_tokens;
-  float* y;
-  int64_t tiles;
-  int64_t cost;
-};
-
-// Per-tile cost in units of one token's dots over a tile: decoding the tile's values costs about two.
-constexpr int64_t kTileDecodeCost = 2;
-
-int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
-
-// Groups the pass cannot take: gathered and multiplied one by one by the backend's own matmul.
-void run_groups_alone(const GroupedMatmul& g, const std::vector<char>& in_pass, ThreadPool& pool, MatmulFn matmul) {
-  const int64_t n_cols = g.ws[0].n_cols;
-  constexpr int kMaxMats = 8;
-  float* outs[kMaxMats];
-  for (int group = 0; group < g.n_groups; ++group) {
-    const int64_t first = g.offsets[group], n = g.offsets[group + 1] - first;
-    if (n == 0 || in_pass[static_cast<size_t>(group)]) continue;
-    const float* in = g.x + first * n_cols;
-    if (g.in_rows != nullptr) {
-      auto* gathered = static_cast<float*>(
-          cpu::thread_scratch(cpu::ScratchSlot::GroupedGather, sizeof(float) * static_cast<size_t>(n * n_cols)));
-      for (int64_t i = 0; i < n; ++i)
-        std::memcpy(gathered + i * n_cols, g.x + int64_t{g.in_rows[first + i]} * n_cols, sizeof(float) * n_cols);
-      in = gathered;
-    }
-    const MatrixView* ws = g.ws + static_cast<ptrdiff_t>(group) * g.n_mats;
-    for (int i = 0; i < g.n_mats; ++i) outs[i] = g.ys[i] + first * ws[i].n_rows;
-    matmul(ws, g.n_mats, in, outs, n, pool);
-  }
-}
-
-void matmul_grouped_impl(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics, bool use_amx) {
-  if (g.n_groups <= 0 || g.n_mats <= 0) return;
-  const int64_t n_cols = g.ws[0].n_cols;
-  const int64_t n_out = g.offsets[g.n_groups];
-  std::vector<char> in_pass(static_cast<size_t>(g.n_groups), 0);
-  bool any_alone = false;
-  for (int group = 0; group < g.n_groups; ++group) {
-    const int64_t n = g.offsets[group + 1] - g.offsets[group];
-    bool takes = n > 0;
-    for (int i = 0; i < g.n_mats && takes; ++i)
-      takes = grouped_pass_takes(g.ws[group * g.n_mats + i], n_cols, n, use_amx, numerics);
-    in_pass[static_cast<size_t>(group)] = takes;
-    any_alone = any_alone || (n > 0 && !takes);
-  }
-  if (any_alone) {
-    const MatmulFn alone = !use_amx ? avx512::matmul_shared_input
-                           : numerics == Numerics::Relaxed ? amx::matmul_relaxed
-                                                           : amx::matmul_shared_input;
-    run_groups_alone(g, in_pass, pool, alone);
-  }
-
-  // The input rows the pass reads, each quantized once: source row r -> slot[r] (-1: not read).
-  const int64_t n_src = g.in_rows == nullptr ? n_out : [&] {
-    int64_t m = 0;
-    for (int64_t i = 0; i < n_out; ++i) m = std::max<int64_t>(m, int64_t{g.in_rows[i]} + 1);
-    return m;
-  }();
-  std::vector<int32_t> slot(static_cast<size_t>(n_src), -1);
-  std::vector<int32_t> src_rows;
-  for (int group = 0; group < g.n_groups; ++group) {
-    if (!in_pass[static_cast<size_t>(group)]) continue;
-    for (int64_t i = g.offsets[group]; i < g.offsets[group + 1]; ++i) {
-      const int32_t r = g.in_rows == nullptr ? static_cast<int32_t>(i) : g.in_rows[i];
-      if (slot[static_cast<size_t>(r)] < 0) {
-        slot[static_cast<size_t>(r)] = static_cast<int32_t>(src_rows.size());
-        src_rows.push_back(r);
-      }
-    }
-  }
-  if (src_rows.empty()) return;
-  const auto n_rows_q = static_cast<int64_t>(src_rows.size());
-  const size_t row_bytes = cpu::act_q8_bytes(n_cols);
-  auto* act_mem = static_cast<uint8_t*>(
-      cpu::thread_scratch(cpu::ScratchSlot::GroupedActivations, row_bytes * static_cast<size_t>(n_rows_q)));
-  auto* views = static_cast<cpu::ActQ8*>(
-      cpu::thread_scratch(cpu::ScratchSlot::GroupedViews, sizeof(cpu::ActQ8) * static_cast<size_t>(n_out)));
-  auto quantize = [&](int ti, int nt) {
-    for (int64_t j = n_rows_q * ti / nt; j < n_rows_q * (ti + 1) / nt; ++j) {
-      cpu::ActQ8 a = cpu::act_q8_layout(act_mem + static_cast<size_t>(j) * row_bytes, n_cols);
-      quantize_act_q8(g.x + int64_t{src_rows[static_cast<size_t>(j)]} * n_cols, a);
-    }
-  };
-  // A few rows: here, where they were just written (a worker would wait for those lines from this core's cache).
-  constexpr int64_t kRowsToQuantizeHere = 16;
-  if (n_rows_q <= kRowsToQuantizeHere) quantize(0, 1);
-  else pool.run(std::ref(quantize));
-
-  std::vector<Segment> segments;
-  int64_t total_cost = 0;
-  for (int group = 0; group < g.n_groups; ++group) {
-    if (!in_pass[static_cast<size_t>(group)]) continue;
-    const int64_t first = g.offsets[group], n = g.offsets[group + 1] - first;
-    for (int64_t i = first; i < first + n; ++i) {
-      const int32_t r = g.in_rows == nullptr ? static_cast<int32_t>(i) : g.in_rows[i];
-      views[i] = cpu::act_q8_layout(act_mem + static_cast<size_t>(slot[static_cast<size_t>(r)]) * row_bytes, n_cols);
-    }
-    for (int i = 0; i < g.n_mats; ++i) {
-      const MatrixView& w = g.ws[group * g.n_mats + i];
-      const int64_t tiles = (w.n_rows + kPackTileRows - 1) / kPackTileRows;
-      segments.push_back(Segment{&w, views + first, n, g.ys[i] + first * w.n_rows, tiles, kTileDecodeCost + n});
-      total_cost += tiles * (kTileDecodeCost + n);
-    }
-  }
-  // Thread ti takes the tiles whose cost starts in [total * ti / nt, total * (ti + 1) / nt): contiguous runs of
-  // each expert's tiles, so the weights stream in order.
-  auto multiply = [&](int ti, int nt) {
-    const int64_t lo = total_cost * ti / nt, hi = total_cost * (ti + 1) / nt;
-    int64_t base = 0;
-    for (const Segment& s : segments) {
-      if (base >= hi) break;
-      const int64_t first = ceil_div(lo - base, s.cost), last = std::min(s.tiles, ceil_div(hi - base, s.cost));
-      if (first < last) multiply_row_tiles(*s.w, s.a, s.n_tokens, first, last, s.y);
-      base += s.tiles * s.cost;
-    }
-  };
-  pool.run(std::ref(multiply));
 }
 
 }  // namespace
 
 void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics) {
-  matmul_grouped_impl(g, pool, numerics, /*use_amx=*/false);
+  const cpu::GroupedPass pass{&row_tile_kernels(), avx512_takes, matmul_shared_input};
+  cpu::grouped_row_tiles(pass, g, pool, numerics);
 }
 
 }  // namespace kairo::kernels::avx512
@@ -166,7 +29,9 @@ void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics)
 namespace kairo::kernels::amx {
 
 void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics) {
-  avx512::matmul_grouped_impl(g, pool, numerics, /*use_amx=*/true);
+  const cpu::GroupedPass pass{&avx512::row_tile_kernels(), avx512::amx_takes,
+                              numerics == Numerics::Relaxed ? matmul_relaxed : matmul_shared_input};
+  cpu::grouped_row_tiles(pass, g, pool, numerics);
 }
 
 }  // namespace kairo::kernels::amx

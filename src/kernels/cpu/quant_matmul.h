@@ -95,11 +95,6 @@ inline constexpr int64_t kMaxRowTileTokens = 32;  // the largest max_row_tile_to
 // costs more to expand to bf16 than the exact kernel's per-block scaling; bench batch at 16: 197 vs 270 t/s).
 inline constexpr int64_t kMinRelaxedTokens = 17;
 
-// Row tiles [first, last) of a row-tile-packed w times n_tokens quantized tokens a[0 .. n_tokens) (any count: the
-// multi-token kernel takes them in passes) into y[t * w.n_rows + row]. Every output is the row-tile GEMV's bits.
-void multiply_row_tiles(const MatrixView& w, const cpu::ActQ8* a, int64_t n_tokens, int64_t first, int64_t last,
-                        float* y);
-
 // GEMV works on tiles of 16 rows: the kernel writes each row's c_b and dw_b (and its min slots), then
 // gemv_finish reduces them per row in block order with the 16 rows in vector lanes.
 inline constexpr int kGemvRows = 16;
