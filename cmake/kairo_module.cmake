@@ -1,8 +1,10 @@
 # kairo_module(NAME DEPS <targets...> [EXCLUDE <subfolders...>])
 # One static library per folder under src/: every .cpp under it (recursively) is part of the module, so adding a
-# file needs no CMake edit. EXCLUDE names subfolders that are modules of their own (kernels/vulkan). Files named *_avx2.cpp / *_avx512.cpp / *_amx.cpp are compiled for that ISA only;
+# file needs no CMake edit. EXCLUDE names subfolders that are modules of their own (kernels/vulkan). Files named *_avx2.cpp / *_avxvnni.cpp (AVX2 with
+# AVX-VNNI) / *_avx512.cpp / *_amx.cpp are compiled for that ISA only;
 # the code that calls them checks the CPU at run time.
 set(KAIRO_AVX2_FLAGS -mavx2 -mfma -mf16c)
+set(KAIRO_AVXVNNI_FLAGS ${KAIRO_AVX2_FLAGS} -mavxvnni)
 set(KAIRO_AVX512_FLAGS -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16)
 set(KAIRO_AMX_FLAGS ${KAIRO_AVX512_FLAGS} -mamx-tile -mamx-int8 -mamx-bf16)
 
@@ -24,6 +26,8 @@ function(kairo_module name)
   foreach(src IN LISTS sources)
     if(src MATCHES "_avx2\\.cpp$")
       set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${KAIRO_AVX2_FLAGS}")
+    elseif(src MATCHES "_avxvnni\\.cpp$")
+      set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${KAIRO_AVXVNNI_FLAGS}")
     elseif(src MATCHES "_avx512\\.cpp$")
       set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${KAIRO_AVX512_FLAGS}")
     elseif(src MATCHES "_amx\\.cpp$")

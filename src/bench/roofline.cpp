@@ -102,7 +102,11 @@ void add(RooflineResult& r, const char* name, const char* kernel, const char* un
 
 RooflineResult measure_roofline(const RooflineOptions& o) {
   RooflineResult r;
-  const auto& f = kernels::cpu::cpu_features();
+  // The ceilings of the path the kernels run (KAIRO_ISA may force a lower one), not of everything the CPU has.
+  const kernels::cpu::Isa isa = kernels::cpu::best_isa();
+  struct {
+    bool avx2, avx512, amx;
+  } f{isa >= kernels::cpu::Isa::Avx2, isa >= kernels::cpu::Isa::Avx512, isa >= kernels::cpu::Isa::Amx};
   r.n_threads = o.n_threads > 0 ? o.n_threads : ThreadPool::available_cores();
   r.buffer_bytes = o.buffer_bytes / 256 * 256;
   const std::vector<int> counts = r.n_threads > 1 ? std::vector<int>{1, r.n_threads} : std::vector<int>{1};
@@ -134,12 +138,12 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
             g_sink.fetch_add(static_cast<uint64_t>(rk::int8_dot_avx2(it, 1, 1)), std::memory_order_relaxed);
           }));
     }
-    if (rk::amx_available()) {
+    if (f.amx && rk::amx_available()) {
       add(r, "int8", "amx", "TOP/s", n, measure_rate(n, secs, 4.0 * 16 * 16 * 64 * 2 / 1e12, [](int, int64_t it) {
             g_sink.fetch_add(static_cast<uint64_t>(rk::amx_int8_dot(it, 1, 1)), std::memory_order_relaxed);
           }));
     }
-    if (rk::amx_bf16_available()) {
+    if (f.amx && rk::amx_bf16_available()) {
       add(r, "bf16", "amx", "TFLOP/s", n, measure_rate(n, secs, 4.0 * 16 * 16 * 32 * 2 / 1e12, [](int, int64_t it) {
             g_sink.fetch_add(static_cast<uint64_t>(rk::amx_bf16_dot(it)), std::memory_order_relaxed);
           }));

@@ -1,5 +1,5 @@
-// The AVX2 row-tile kernels do the AVX-512 kernels' integer dots and float steps, so on a CPU with both ISAs every
-// output must be bit-identical between them, for every packed type, token count (the GEMV, each multi-token pass
+// The AVX2 row-tile kernels (plain vpmaddubsw, and AVX-VNNI where the CPU has it) do the AVX-512 kernels' integer
+// dots and float steps, so on a CPU with both ISAs every output must be bit-identical between them, for every packed type, token count (the GEMV, each multi-token pass
 // size, and chunks) and row count (partial tiles, each GEMV tile group). The activation quantizers must agree bit for
 // bit as well, including all-zero blocks and extreme magnitudes. (Each ISA is also checked against the scalar
 // reference in matmul_test and for batch invariance in batch_invariance_test.)
@@ -14,6 +14,8 @@
 #include "core/thread_pool.h"
 #include "kernel_test_util.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/row_tile_matmul.h"
 
 namespace kairo::kernels {
 namespace {
@@ -59,13 +61,22 @@ TEST(RowTilesAvx2, EveryOutputMatchesAvx512BitForBit) {
       ASSERT_NE(packed.view.packing, 0u) << dtype_name(type);
       for (int64_t n : {1, 2, 3, 4, 5, 7, 9, 33, 70}) {
         std::vector<float> x = testing::random_floats(rng, static_cast<size_t>(n * cols));
-        std::vector<float> y2(static_cast<size_t>(n * rows)), y5(y2.size());
-        avx2->matmul(packed.view, x.data(), y2.data(), n, pool);
+        std::vector<float> y5(static_cast<size_t>(n * rows));
         avx512->matmul(packed.view, x.data(), y5.data(), n, pool);
-        SCOPED_TRACE(std::string(dtype_name(type)) + " rows=" + std::to_string(rows) + " cols=" +
-                     std::to_string(cols) + " tokens=" + std::to_string(n));
-        ASSERT_EQ(std::memcmp(y2.data(), y5.data(), y2.size() * sizeof(float)), 0);
-        for (float v : y2) ASSERT_TRUE(std::isfinite(v));
+        for (float v : y5) ASSERT_TRUE(std::isfinite(v));
+        // The backend's choice, then each AVX2 kernel family directly.
+        std::vector<std::pair<const char*, const cpu::RowTileKernels*>> variants = {
+            {"backend", nullptr}, {"plain", &avx2::plain_row_tile_kernels()}};
+        if (cpu::cpu_features().avx_vnni) variants.emplace_back("avx-vnni", &avxvnni::row_tile_kernels());
+        for (const auto& [name, kernels] : variants) {
+          std::vector<float> y2(y5.size(), -1.0f);
+          float* out = y2.data();
+          if (kernels == nullptr) avx2->matmul(packed.view, x.data(), out, n, pool);
+          else cpu::row_tiles_matmul(*kernels, cpu::RowTileSet{&packed.view, &out, 1}, x.data(), n, 32, pool);
+          SCOPED_TRACE(std::string(name) + " " + std::string(dtype_name(type)) + " rows=" + std::to_string(rows) +
+                       " cols=" + std::to_string(cols) + " tokens=" + std::to_string(n));
+          ASSERT_EQ(std::memcmp(y2.data(), y5.data(), y2.size() * sizeof(float)), 0);
+        }
         ++compared;
       }
     }

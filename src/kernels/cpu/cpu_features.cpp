@@ -58,6 +58,7 @@ CpuFeatures detect() {
   f.avx2 = ymm_state && bit(l1.ecx, 28) && bit(l1.ecx, 12) && bit(l1.ecx, 29) && bit(l7.ebx, 5);
   f.avx512 = f.avx2 && zmm_state && bit(l7.ebx, 16) && bit(l7.ebx, 17) && bit(l7.ebx, 30) && bit(l7.ebx, 31) &&
              bit(l7.ecx, 11) && bit(l7s1.eax, 5);
+  f.avx_vnni = f.avx2 && bit(l7s1.eax, 4);
   f.amx = f.avx512 && tile_state && bit(l7.edx, 24) && bit(l7.edx, 25) && request_amx_permission();
   return f;
 }
@@ -100,8 +101,14 @@ Isa best_isa() {
   if (const char* env = std::getenv("KAIRO_ISA")) {
     for (Isa isa : kAllIsas)
       if (strcasecmp(env, isa_name(isa)) == 0 && isa <= best) return isa;
+    if (strcasecmp(env, "avxvnni") == 0 && cpu_features().avx_vnni) return Isa::Avx2;
   }
   return best;
+}
+
+bool avx2_uses_vnni() {
+  const char* env = std::getenv("KAIRO_ISA");
+  return cpu_features().avx_vnni && (env == nullptr || strcasecmp(env, "avx2") != 0);
 }
 
 }  // namespace kairo::kernels::cpu

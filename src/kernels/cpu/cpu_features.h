@@ -19,6 +19,7 @@ struct CpuFeatures {
   bool avx2 = false;    // AVX2 + FMA + F16C with OS-enabled YMM state
   bool avx512 = false;  // F/BW/VL/DQ + VNNI + BF16 with OS-enabled ZMM state
   bool amx = false;     // AMX-TILE + AMX-INT8, OS-enabled tile state and permission granted to this process
+  bool avx_vnni = false;  // AVX-VNNI (vpdpbusd on ymm without AVX-512: Intel Alder Lake and later client cores)
 };
 
 // Detected once (thread-safe); the AMX permission request happens inside.
@@ -28,7 +29,12 @@ const CpuFeatures& cpu_features();
 bool isa_supported(Isa isa);
 
 // The best supported level, lowered by the environment variable KAIRO_ISA (scalar|avx2|avx512|amx) when set, so a
-// slower path can be forced for debugging or comparison. An unknown or unsupported value is ignored.
+// slower path can be forced for debugging or comparison. An unknown or unsupported value is ignored. KAIRO_ISA=avxvnni
+// selects the AVX2 level with its AVX-VNNI dots (where the CPU has them).
 Isa best_isa();
+
+// Whether the AVX2 kernels use AVX-VNNI: the CPU has it and KAIRO_ISA is not "avx2" (which forces the plain AVX2
+// kernels every AVX2 CPU runs, for comparison).
+bool avx2_uses_vnni();
 
 }  // namespace kairo::kernels::cpu

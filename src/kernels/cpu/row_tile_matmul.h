@@ -85,6 +85,13 @@ const cpu::RowTileKernels& row_tile_kernels();
 }  // namespace kairo::kernels::avx512
 
 namespace kairo::kernels::avx2 {
-// The AVX2 row-tile kernels (vpmaddubsw; the same integer dots and float steps, so the same bits as AVX-512's).
+// The AVX2 row-tile kernels (the same integer dots and float steps, so the same bits as AVX-512's): the AVX-VNNI ones
+// where cpu::avx2_uses_vnni(), else the plain ones (vpmaddubsw), which every AVX2 CPU runs.
 const cpu::RowTileKernels& row_tile_kernels();
+const cpu::RowTileKernels& plain_row_tile_kernels();
 }  // namespace kairo::kernels::avx2
+
+namespace kairo::kernels::avxvnni {
+// The AVX2 row-tile kernels with vpdpbusd on ymm: only on CPUs with AVX-VNNI (cpu_features().avx_vnni).
+const cpu::RowTileKernels& row_tile_kernels();
+}  // namespace kairo::kernels::avxvnni
