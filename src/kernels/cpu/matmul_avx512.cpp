@@ -50,6 +50,7 @@ using cpu::RowTileSet;
 // Without AMX, a step of more tokens than the row-tile kernels take at once goes through them in chunks
 // (row_tiles_matmul).
 constexpr int kMaxChunkedMats = cpu::kMaxRowTileSetMats;
+constexpr int64_t kChunkTokens = 32;
 
 void gemv(const MatrixView& w, const float* x, float* y, ThreadPool& pool) {
   void* mem = cpu::thread_scratch(cpu::ScratchSlot::Activations, cpu::act_q8_bytes(w.n_cols));
@@ -182,7 +183,7 @@ void matmul_impl(const MatrixView& w, const float* x, float* y, int64_t n_tokens
   if (w.n_cols % 32 != 0 || !(has_gemm(w.dtype) || row_tiles)) return matmul_float(w, x, y, n_tokens, pool);
   const RowTileSet set{&w, &y, 1};
   if (row_tiles && (n_tokens <= max_row_tile_tokens(w.packing) || !use_amx || !has_tile_gemm(w.packing)))
-    return cpu::row_tiles_matmul(row_tile_kernels(), set, x, n_tokens, max_row_tile_tokens(w.packing), pool);
+    return cpu::row_tiles_matmul(row_tile_kernels(), set, x, n_tokens, kChunkTokens, pool);
   if (n_tokens == 1) return gemv(w, x, y, pool);
   if (use_amx && is_legacy_row_tile_packing(w.packing)) return gemm_amx_row_tiles(set, x, n_tokens, pool);
   gemm(w, x, y, n_tokens, pool, use_amx);
@@ -203,7 +204,7 @@ void matmul_shared_input_impl(const MatrixView* ws, int n_mats, const float* x, 
   }
   const RowTileSet set{ws, ys, n_mats};
   if (row_tiles && n_mats <= kMaxChunkedMats && (n_tokens <= max_tokens || !use_amx || !tile_gemm))
-    return cpu::row_tiles_matmul(row_tile_kernels(), set, x, n_tokens, max_tokens, pool);
+    return cpu::row_tiles_matmul(row_tile_kernels(), set, x, n_tokens, kChunkTokens, pool);
   if (row_tiles && legacy && use_amx) return gemm_amx_row_tiles(set, x, n_tokens, pool);
   for (int i = 0; i < n_mats; ++i) matmul_impl(ws[i], x, ys[i], n_tokens, pool, use_amx);
 }
@@ -216,7 +217,8 @@ bool relaxed_eligible(const MatrixView& w, int64_t n_cols) {
 }  // namespace
 
 const cpu::RowTileKernels& row_tile_kernels() {
-  static const cpu::RowTileKernels kernels{quantize_act_q8, row_tile_gemv_kernel, row_tile_tokens_kernel};
+  static const cpu::RowTileKernels kernels{quantize_act_q8, row_tile_gemv_kernel, row_tile_tokens_kernel,
+                                           row_tile_gemm_kernel};
   return kernels;
 }
 

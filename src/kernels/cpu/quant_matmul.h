@@ -83,6 +83,12 @@ RowTileGemvFn row_tile_gemv_kernel(uint32_t packing);
 using RowTileTokensFn = void (*)(const MatrixView& w, const cpu::ActQ8* a, int n_tokens, int64_t tile, float* y,
                                  int64_t y_stride);
 RowTileTokensFn row_tile_tokens_kernel(uint32_t packing);
+// As RowTileTokensFn over the n_tiles whole tiles from `first` (y: the outputs of tile 0, so tile i's start at
+// y + 16 * i), for tokens whose activations are evenly strided (one chunk of row_tiles_matmul); false when they are
+// not (nothing written: the caller runs the one-tile kernel). nullptr for layouts without one.
+using RowTileGemmFn = bool (*)(const MatrixView& w, const cpu::ActQ8* a, int n_tokens, int64_t first, int64_t n_tiles,
+                               float* y, int64_t y_stride);
+RowTileGemmFn row_tile_gemm_kernel(uint32_t packing);
 // Up to this many tokens the multi-token kernel above beats the AMX paths, whose 16-token tile costs the same
 // for 1 token as for 16 (kernels_bench Gemm, one layer, 2 threads, ms, multi-token / AMX): Q4_0 8 tokens 1.09 / 1.65,
 // 12 about even, 16 2.2 / 1.7 (bench batch decode: 10 sequences +4-8 %, 12 -5 %); the K-quants, which the AMX path

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -24,6 +25,10 @@ void multiply_row_tiles(const RowTileKernels& k, const MatrixView& w, const ActQ
   const avx512::RowTileGemvFn kernel = k.gemv(w.packing);
   const avx512::RowTileTokensFn tokens_kernel = n_tokens > 1 ? k.tokens(w.packing) : nullptr;
   const int64_t full_tiles = w.n_rows / kPackTileRows;  // tiles past it are partial
+  const avx512::RowTileGemmFn gemm = n_tokens > 1 && k.gemm != nullptr ? k.gemm(w.packing) : nullptr;
+  if (gemm != nullptr && first < full_tiles &&
+      gemm(w, a, static_cast<int>(n_tokens), first, std::min(last, full_tiles) - first, y, w.n_rows))
+    first = std::min(last, full_tiles);
   for (int64_t tile = first; tile < last;) {
     if (tokens_kernel != nullptr && tile < full_tiles) {
       tokens_kernel(w, a, static_cast<int>(n_tokens), tile, y + tile * kPackTileRows, w.n_rows);
@@ -78,11 +83,12 @@ void row_tiles_matmul(const RowTileKernels& k, const RowTileSet& set, const floa
   if (n_tokens <= 0) return;
   const int64_t n_cols = set.ws[0].n_cols;
   const size_t bytes = act_q8_bytes(n_cols);
-  chunk_tokens = std::clamp<int64_t>(chunk_tokens, 1, avx512::kMaxRowTileTokens);
+  chunk_tokens = std::clamp<int64_t>(chunk_tokens, 1, kMaxChunkTokens);
+  if (const char* e = std::getenv("KAIRO_CHUNK")) chunk_tokens = std::clamp<int64_t>(std::atoi(e), 1, kMaxChunkTokens);
   auto* mem = static_cast<uint8_t*>(
       thread_scratch(ScratchSlot::Activations, bytes * static_cast<size_t>(std::min(n_tokens, chunk_tokens))));
   const int64_t n_chunks = (n_tokens + chunk_tokens - 1) / chunk_tokens;
-  ActQ8 a[avx512::kMaxRowTileTokens];
+  ActQ8 a[kMaxChunkTokens];
   float* ys[kMaxRowTileSetMats];
   for (int64_t c = 0; c < n_chunks; ++c) {
     const int64_t t0 = n_tokens * c / n_chunks, t1 = n_tokens * (c + 1) / n_chunks;

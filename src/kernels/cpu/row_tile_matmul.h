@@ -17,6 +17,7 @@ struct RowTileKernels {
   void (*quantize)(const float* x, ActQ8& a);
   avx512::RowTileGemvFn (*gemv)(uint32_t packing);
   avx512::RowTileTokensFn (*tokens)(uint32_t packing);
+  avx512::RowTileGemmFn (*gemm)(uint32_t packing) = nullptr;  // optional: register-blocked many-token kernels
 };
 
 // Row-tile-packed weights that read the same input (one, or Q/K/V, or gate/up) and their outputs. Their row tiles
@@ -56,9 +57,10 @@ void row_tiles_quantized(const RowTileKernels& k, const RowTileSet& set, const A
                          ThreadPool& pool);
 
 // Every weight of `set` (all row-tile packed, n_cols a multiple of 32, at most kMaxRowTileSetMats) times
-// x[n_tokens][n_cols]: chunks of at most chunk_tokens (<= avx512::kMaxRowTileTokens) tokens, each quantized once
-// and multiplied in one parallel pass, so each chunk reads the weights once.
+// x[n_tokens][n_cols]: chunks of at most chunk_tokens (<= kMaxChunkTokens) tokens, each quantized once and multiplied
+// in one parallel pass, so each chunk reads the weights once.
 inline constexpr int kMaxRowTileSetMats = 8;
+inline constexpr int64_t kMaxChunkTokens = 128;
 void row_tiles_matmul(const RowTileKernels& k, const RowTileSet& set, const float* x, int64_t n_tokens,
                       int64_t chunk_tokens, ThreadPool& pool);
 
