@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -84,7 +83,6 @@ void row_tiles_matmul(const RowTileKernels& k, const RowTileSet& set, const floa
   const int64_t n_cols = set.ws[0].n_cols;
   const size_t bytes = act_q8_bytes(n_cols);
   chunk_tokens = std::clamp<int64_t>(chunk_tokens, 1, kMaxChunkTokens);
-  if (const char* e = std::getenv("KAIRO_CHUNK")) chunk_tokens = std::clamp<int64_t>(std::atoi(e), 1, kMaxChunkTokens);
   auto* mem = static_cast<uint8_t*>(
       thread_scratch(ScratchSlot::Activations, bytes * static_cast<size_t>(std::min(n_tokens, chunk_tokens))));
   const int64_t n_chunks = (n_tokens + chunk_tokens - 1) / chunk_tokens;
