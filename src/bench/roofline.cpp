@@ -129,10 +129,11 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
           measure_rate(n, secs, 12 * 64 * 2 / 1e12, [](int, int64_t it) {
             g_sink.fetch_add(static_cast<uint64_t>(rk::int8_dot_vnni(it, 1, 1)), std::memory_order_relaxed);
           }));
-      add(r, "bf16", "avx512-bf16", "TFLOP/s", n,
-          measure_rate(n, secs, 12 * 32 * 2 / 1e12, [](int, int64_t it) {
-            g_sink.fetch_add(static_cast<uint64_t>(rk::bf16_dot_avx512(it, 1.0f)), std::memory_order_relaxed);
-          }));
+      if (kernels::cpu::cpu_features().avx512_bf16)  // Intel's AVX-512 CPUs before Cooper Lake lack it
+        add(r, "bf16", "avx512-bf16", "TFLOP/s", n,
+            measure_rate(n, secs, 12 * 32 * 2 / 1e12, [](int, int64_t it) {
+              g_sink.fetch_add(static_cast<uint64_t>(rk::bf16_dot_avx512(it, 1.0f)), std::memory_order_relaxed);
+            }));
     } else if (f.avx2) {
       add(r, "int8", "avx2", "TOP/s", n, measure_rate(n, secs, 12 * 32 * 2 / 1e12, [](int, int64_t it) {
             g_sink.fetch_add(static_cast<uint64_t>(rk::int8_dot_avx2(it, 1, 1)), std::memory_order_relaxed);

@@ -57,7 +57,8 @@ CpuFeatures detect() {
   const Regs l7s1 = cpuid(7, 1);
   f.avx2 = ymm_state && bit(l1.ecx, 28) && bit(l1.ecx, 12) && bit(l1.ecx, 29) && bit(l7.ebx, 5);
   f.avx512 = f.avx2 && zmm_state && bit(l7.ebx, 16) && bit(l7.ebx, 17) && bit(l7.ebx, 30) && bit(l7.ebx, 31) &&
-             bit(l7.ecx, 11) && bit(l7s1.eax, 5);
+             bit(l7.ecx, 11);
+  f.avx512_bf16 = f.avx512 && bit(l7s1.eax, 5);
   f.avx_vnni = f.avx2 && bit(l7s1.eax, 4);
   f.amx = f.avx512 && tile_state && bit(l7.edx, 24) && bit(l7.edx, 25) && request_amx_permission();
   return f;

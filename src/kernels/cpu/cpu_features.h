@@ -8,7 +8,7 @@ namespace kairo::kernels::cpu {
 enum class Isa {
   Scalar,  // the reference kernels
   Avx2,    // AVX2 + FMA + F16C
-  Avx512,  // AVX-512 F/BW/VL/DQ + VNNI + BF16
+  Avx512,  // AVX-512 F/BW/VL/DQ + VNNI
   Amx,     // Avx512 + AMX tiles (int8), used by the many-token matmul
 };
 inline constexpr Isa kAllIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Amx};
@@ -17,7 +17,8 @@ const char* isa_name(Isa isa);
 
 struct CpuFeatures {
   bool avx2 = false;    // AVX2 + FMA + F16C with OS-enabled YMM state
-  bool avx512 = false;  // F/BW/VL/DQ + VNNI + BF16 with OS-enabled ZMM state
+  bool avx512 = false;  // F/BW/VL/DQ + VNNI with OS-enabled ZMM state (Cascade Lake, Ice Lake, Zen 4 and later)
+  bool avx512_bf16 = false;  // plus AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4): the bf16 roofline only
   bool amx = false;     // AMX-TILE + AMX-INT8, OS-enabled tile state and permission granted to this process
   bool avx_vnni = false;  // AVX-VNNI (vpdpbusd on ymm without AVX-512: Intel Alder Lake and later client cores)
 };
