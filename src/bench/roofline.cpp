@@ -134,6 +134,10 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
             measure_rate(n, secs, 12 * 32 * 2 / 1e12, [](int, int64_t it) {
               g_sink.fetch_add(static_cast<uint64_t>(rk::bf16_dot_avx512(it, 1.0f)), std::memory_order_relaxed);
             }));
+    } else if (f.avx2 && kernels::cpu::avx2_uses_vnni()) {
+      add(r, "int8", "avx-vnni", "TOP/s", n, measure_rate(n, secs, 12 * 32 * 2 / 1e12, [](int, int64_t it) {
+            g_sink.fetch_add(static_cast<uint64_t>(rk::int8_dot_avxvnni(it, 1, 1)), std::memory_order_relaxed);
+          }));
     } else if (f.avx2) {
       add(r, "int8", "avx2", "TOP/s", n, measure_rate(n, secs, 12 * 32 * 2 / 1e12, [](int, int64_t it) {
             g_sink.fetch_add(static_cast<uint64_t>(rk::int8_dot_avx2(it, 1, 1)), std::memory_order_relaxed);

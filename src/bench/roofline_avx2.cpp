@@ -32,29 +32,35 @@ uint64_t read_sum(const uint64_t* p, size_t n) {
 uint64_t read_sum_avx2(const uint64_t* p, size_t n) { return read_sum<false>(p, n); }
 uint64_t read_sum_prefetch_avx2(const uint64_t* p, size_t n) { return read_sum<true>(p, n); }
 
-#define KAIRO_ROOFLINE_12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define KAIRO_ROOFLINE_4(X) X(0) X(1) X(2) X(3)
 
 int64_t int8_dot_avx2(int64_t iters, uint8_t a, int8_t b) {
-  const __m256i va = _mm256_set1_epi8(static_cast<char>(a));
+  // Four first operands, hidden from the optimizer before each of the three products they feed per round (empty asm
+  // that "may change" them), so all 12 products are computed every round: with one loop-invariant operand pair the
+  // compiler hoisted the multiply out of the loop and the figure counted additions alone (2.55 "TOP/s" on an EPYC
+  // Zen 5). Four accumulators keep everything in AVX2's 16 vector registers.
+  __m256i va0 = _mm256_set1_epi8(static_cast<char>(a)), va1 = va0, va2 = va0, va3 = va0;
   const __m256i vb = _mm256_set1_epi8(b);
   const __m256i ones = _mm256_set1_epi16(1);
-  // Named accumulators (an indexed array would live in memory); the classic pre-VNNI int8 dot: u8×s8 pairs to
-  // i16 (vpmaddubsw), then pairs of i16 to i32 (vpmaddwd).
+  // The classic pre-VNNI int8 dot: u8×s8 pairs to i16 (vpmaddubsw), then pairs of i16 to i32 (vpmaddwd).
 #define KAIRO_DECL(k) __m256i acc##k = _mm256_setzero_si256();
-#define KAIRO_STEP(k) acc##k = _mm256_add_epi32(acc##k, _mm256_madd_epi16(_mm256_maddubs_epi16(va, vb), ones));
+#define KAIRO_STEP(k) acc##k = _mm256_add_epi32(acc##k, _mm256_madd_epi16(_mm256_maddubs_epi16(va##k, vb), ones));
+#define KAIRO_HIDE asm volatile("" : "+x"(va0), "+x"(va1), "+x"(va2), "+x"(va3));
 #define KAIRO_SUM(k)                                                        \
   {                                                                         \
     alignas(32) int32_t lanes[8];                                           \
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc##k);          \
     for (int32_t l : lanes) total += l;                                     \
   }
-  KAIRO_ROOFLINE_12(KAIRO_DECL)
+  KAIRO_ROOFLINE_4(KAIRO_DECL)
   for (int64_t i = 0; i < iters; ++i) {
-    KAIRO_ROOFLINE_12(KAIRO_STEP)
-    asm volatile("" : "+x"(acc0), "+x"(acc6));
+    KAIRO_HIDE KAIRO_ROOFLINE_4(KAIRO_STEP)
+    KAIRO_HIDE KAIRO_ROOFLINE_4(KAIRO_STEP)
+    KAIRO_HIDE KAIRO_ROOFLINE_4(KAIRO_STEP)
   }
   int64_t total = 0;
-  KAIRO_ROOFLINE_12(KAIRO_SUM)
+  KAIRO_ROOFLINE_4(KAIRO_SUM)
+#undef KAIRO_HIDE
 #undef KAIRO_DECL
 #undef KAIRO_STEP
 #undef KAIRO_SUM

@@ -23,6 +23,8 @@ uint64_t read_sum_prefetch_avx2(const uint64_t* p, size_t n);
 int64_t int8_dot_vnni(int64_t iters, uint8_t a, int8_t b);
 // Same with AVX2 vpmaddubsw + vpmaddwd (no VNNI): iters × 12 × 32 multiply-adds.
 int64_t int8_dot_avx2(int64_t iters, uint8_t a, int8_t b);
+// Same with AVX-VNNI vpdpbusd on ymm (only on CPUs with AVX-VNNI): iters × 12 × 32 multiply-adds.
+int64_t int8_dot_avxvnni(int64_t iters, uint8_t a, int8_t b);
 // `iters` rounds of 12 independent vdpbf16ps (32 bf16 products each) with all inputs equal to `x`.
 // Returns the sum of lane 0 of the accumulators: 12 × iters × 2 × x². Work: iters × 12 × 32 multiply-adds.
 float bf16_dot_avx512(int64_t iters, float x);

@@ -44,6 +44,9 @@ TEST(RooflineKernels, Int8DotsCountTheirMultiplyAdds) {
   if (!f.avx2) GTEST_SKIP() << "no AVX2 on this CPU";
   // Every product is a × b; the sum over accumulator lanes is (number of products) × a × b.
   EXPECT_EQ(rk::int8_dot_avx2(100, 3, -2), 100LL * 12 * 32 * 3 * -2);
+  if (f.avx_vnni) {
+    EXPECT_EQ(rk::int8_dot_avxvnni(100, 3, -2), 100LL * 12 * 32 * 3 * -2);
+  }
   if (f.avx512) {
     EXPECT_EQ(rk::int8_dot_vnni(100, 3, -2), 100LL * 12 * 64 * 3 * -2);
     if (f.avx512_bf16) {
