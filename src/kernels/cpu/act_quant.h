@@ -90,6 +90,36 @@ ActTiles act_tiles_layout(void* mem, int64_t n_cols, int64_t n_tokens);
 
 }  // namespace kairo::kernels::cpu
 
+namespace kairo::kernels::cpu {
+namespace {  // internal linkage: each ISA's file compiles its own copy with its own flags
+
+// The block loop of every ISA's quantize_act_q8: quantize_block(x, q, d, s) for each block of x, zeros for the
+// padding blocks up to n_pad.
+template <typename BlockFn>
+inline void quantize_blocks(const float* x, ActQ8& a, BlockFn&& quantize_block) {
+  const int64_t nb = a.n_cols / kActBlock, nb_pad = a.n_pad / kActBlock;
+  for (int64_t b = 0; b < nb_pad; ++b) {
+    if (b < nb) {
+      quantize_block(x + b * 32, a.q + 32 * b, a.d + b, a.s + b);
+    } else {
+      for (int i = 0; i < 32; ++i) a.q[32 * b + i] = 0;
+      a.d[b] = a.s[b] = 0.0f;
+    }
+  }
+}
+
+// The zero-point corrections from the block sums (ActQ8::zero_point_*).
+inline void fill_zero_points(ActQ8& a) {
+  for (int64_t b = 0; b < a.n_pad / kActBlock; ++b) {
+    a.zero_point_q4[b] = -8 * a.bsum[b];
+    a.zero_point_q8[b] = -128 * a.bsum[b];
+    a.zero_point_mxfp4[b] = -kMxfp4ZeroPoint * a.bsum[b];
+  }
+}
+
+}  // namespace
+}  // namespace kairo::kernels::cpu
+
 namespace kairo::kernels::avx512 {
 // Quantizes x[n_cols] (n_cols a multiple of 32). Per block exactly as quantize_act_tiles, so one token gets the
 // same int8 values and scales in either path.

@@ -50,16 +50,7 @@ inline void quantize_block(const float* x, int8_t* q, float* d_out, float* s_out
 }  // namespace
 
 void quantize_act_q8(const float* x, cpu::ActQ8& a) {
-  const int64_t nb = a.n_cols / cpu::kActBlock;
-  const int64_t nb_pad = a.n_pad / cpu::kActBlock;
-  for (int64_t b = 0; b < nb_pad; ++b) {
-    if (b < nb) {
-      quantize_block(x + b * 32, a.q + 32 * b, a.d + b, a.s + b);
-    } else {
-      std::memset(a.q + 32 * b, 0, 32);
-      a.d[b] = a.s[b] = 0.0f;
-    }
-  }
+  cpu::quantize_blocks(x, a, quantize_block);
   // Sums of each 4 consecutive q (a dot lane), then of each block.
   const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
   for (int64_t i = 0; i < a.n_pad; i += 32) {
@@ -71,11 +62,7 @@ void quantize_act_q8(const float* x, cpu::ActQ8& a) {
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
     a.bsum[i / 32] = _mm_cvtsi128_si32(s);
   }
-  for (int64_t b = 0; b < nb_pad; ++b) {
-    a.zero_point_q4[b] = -8 * a.bsum[b];
-    a.zero_point_q8[b] = -128 * a.bsum[b];
-    a.zero_point_mxfp4[b] = -cpu::kMxfp4ZeroPoint * a.bsum[b];
-  }
+  cpu::fill_zero_points(a);
 }
 
 }  // namespace kairo::kernels::avx2

@@ -31,16 +31,7 @@ inline void quantize_block(const float* x, int8_t* q, float* d_out, float* s_out
 }  // namespace
 
 void quantize_act_q8(const float* x, cpu::ActQ8& a) {
-  const int64_t nb = a.n_cols / cpu::kActBlock;
-  const int64_t nb_pad = a.n_pad / cpu::kActBlock;
-  for (int64_t b = 0; b < nb_pad; ++b) {
-    if (b < nb) {
-      quantize_block(x + b * 32, a.q + 32 * b, a.d + b, a.s + b);
-    } else {
-      std::memset(a.q + 32 * b, 0, 32);
-      a.d[b] = a.s[b] = 0.0f;
-    }
-  }
+  cpu::quantize_blocks(x, a, quantize_block);
   // Lane sums (sum4), then block sums from them (lanes 0-7 of a 64-byte step are block 2i, 8-15 block 2i + 1).
   const __m512i ones = _mm512_set1_epi8(1);
   for (int64_t i = 0; i < a.n_pad; i += 64) {
@@ -49,11 +40,7 @@ void quantize_act_q8(const float* x, cpu::ActQ8& a) {
     a.bsum[i / 32] = _mm512_mask_reduce_add_epi32(0x00FF, s4);
     a.bsum[i / 32 + 1] = _mm512_mask_reduce_add_epi32(0xFF00, s4);
   }
-  for (int64_t b = 0; b < nb_pad; ++b) {
-    a.zero_point_q4[b] = -8 * a.bsum[b];
-    a.zero_point_q8[b] = -128 * a.bsum[b];
-    a.zero_point_mxfp4[b] = -cpu::kMxfp4ZeroPoint * a.bsum[b];
-  }
+  cpu::fill_zero_points(a);
 }
 
 void quantize_act_q8_batch_token(const float* x, int64_t t, const cpu::ActQ8Batch& a) {
