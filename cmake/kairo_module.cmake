@@ -5,8 +5,10 @@
 # the code that calls them checks the CPU at run time.
 set(KAIRO_AVX2_FLAGS -mavx2 -mfma -mf16c)
 set(KAIRO_AVXVNNI_FLAGS ${KAIRO_AVX2_FLAGS} -mavxvnni)
-set(KAIRO_AVX512_FLAGS -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16)
-set(KAIRO_AMX_FLAGS ${KAIRO_AVX512_FLAGS} -mamx-tile -mamx-int8 -mamx-bf16)
+# No -mavx512bf16 here: the AVX-512 path runs on CPUs without AVX512_BF16 (Cascade Lake, Ice Lake), so its files must
+# not let the compiler use it; the one bf16 loop outside the AMX files asks for it by a target attribute.
+set(KAIRO_AVX512_FLAGS -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni)
+set(KAIRO_AMX_FLAGS ${KAIRO_AVX512_FLAGS} -mavx512bf16 -mamx-tile -mamx-int8 -mamx-bf16)
 
 function(kairo_module name)
   cmake_parse_arguments(ARG "" "" "DEPS;EXCLUDE" ${ARGN})

@@ -59,7 +59,9 @@ int64_t int8_dot_vnni(int64_t iters, uint8_t a, int8_t b) {
   return total;
 }
 
-float bf16_dot_avx512(int64_t iters, float x) {
+// AVX512_BF16 for this function alone: the file's flags leave it out (CPUs of the AVX-512 path may lack it; the caller
+// checks cpu_features().avx512_bf16).
+__attribute__((target("avx512bf16"))) float bf16_dot_avx512(int64_t iters, float x) {
   const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_set1_ps(x), _mm512_set1_ps(x));
 #define KAIRO_DECL(k) __m512 acc##k = _mm512_setzero_ps();
 #define KAIRO_STEP(k) acc##k = _mm512_dpbf16_ps(acc##k, v, v);
