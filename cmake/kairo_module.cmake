@@ -2,13 +2,20 @@
 # One static library per folder under src/: every .cpp under it (recursively) is part of the module, so adding a
 # file needs no CMake edit. EXCLUDE names subfolders that are modules of their own (kernels/vulkan). Files named *_avx2.cpp / *_avxvnni.cpp (AVX2 with
 # AVX-VNNI) / *_avx512.cpp / *_amx.cpp are compiled for that ISA only;
-# the code that calls them checks the CPU at run time.
+# the code that calls them checks the CPU at run time. On 64-bit ARM those files are left out and *_neon.cpp (base
+# Advanced SIMD, every aarch64 CPU) / *_neondot.cpp (plus the dot-product extension) are compiled instead.
 set(KAIRO_AVX2_FLAGS -mavx2 -mfma -mf16c)
 set(KAIRO_AVXVNNI_FLAGS ${KAIRO_AVX2_FLAGS} -mavxvnni)
 # No -mavx512bf16 here: the AVX-512 path runs on CPUs without AVX512_BF16 (Cascade Lake, Ice Lake), so its files must
 # not let the compiler use it; the one bf16 loop outside the AMX files asks for it by a target attribute.
 set(KAIRO_AVX512_FLAGS -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni)
 set(KAIRO_AMX_FLAGS ${KAIRO_AVX512_FLAGS} -mavx512bf16 -mamx-tile -mamx-int8 -mamx-bf16)
+set(KAIRO_NEONDOT_FLAGS -march=armv8.2-a+dotprod)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
+  set(KAIRO_TARGET_ARM64 ON)
+else()
+  set(KAIRO_TARGET_ARM64 OFF)
+endif()
 
 function(kairo_module name)
   cmake_parse_arguments(ARG "" "" "DEPS;EXCLUDE" ${ARGN})
@@ -16,6 +23,11 @@ function(kairo_module name)
   foreach(sub IN LISTS ARG_EXCLUDE)
     list(FILTER sources EXCLUDE REGEX "^${CMAKE_CURRENT_SOURCE_DIR}/${sub}/")
   endforeach()
+  if(KAIRO_TARGET_ARM64)
+    list(FILTER sources EXCLUDE REGEX "_(avx2|avxvnni|avx512|amx)\\.cpp$")
+  else()
+    list(FILTER sources EXCLUDE REGEX "_(neon|neondot)\\.cpp$")
+  endif()
   if(NOT sources)
     add_library(kairo_${name} INTERFACE)
     target_include_directories(kairo_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
@@ -34,6 +46,8 @@ function(kairo_module name)
       set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${KAIRO_AVX512_FLAGS}")
     elseif(src MATCHES "_amx\\.cpp$")
       set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${KAIRO_AMX_FLAGS}")
+    elseif(src MATCHES "_neondot\\.cpp$")
+      set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${KAIRO_NEONDOT_FLAGS}")
     endif()
   endforeach()
 endfunction()
@@ -42,6 +56,13 @@ endfunction()
 function(kairo_test name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  # Tests of one architecture's kernels (row_tiles_avx2_test.cpp, row_tiles_neon_test.cpp) call functions that exist
+  # only in builds for it.
+  if(KAIRO_TARGET_ARM64)
+    list(FILTER sources EXCLUDE REGEX "_(avx2|avxvnni|avx512|amx)_test\\.cpp$")
+  else()
+    list(FILTER sources EXCLUDE REGEX "_(neon|neondot)_test\\.cpp$")
+  endif()
   if(NOT sources)
     return()
   endif()

@@ -1,6 +1,27 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kairo needs to build and test. Idempotent: packages already present are skipped.
+# Usage: scripts/install-deps.sh [aarch64]   (aarch64: the cross compiler, qemu-user and the arm64 libraries of a
+# multiarch install, for scripts/test-aarch64.sh)
 set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+if [ "${1:-}" = "aarch64" ]; then
+  arm_packages=(g++-aarch64-linux-gnu qemu-user-static libpcre2-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64)
+  arm_missing=()
+  for p in "${arm_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || arm_missing+=("$p")
+  done
+  if [ ${#arm_missing[@]} -eq 0 ]; then
+    echo "install-deps: all aarch64 packages present"
+    exit 0
+  fi
+  echo "install-deps: installing ${arm_missing[*]}"
+  dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${arm_missing[@]}"
+  exit 0
+fi
 packages=(
   build-essential cmake ninja-build pkg-config
   clang libclang-rt-dev            # libFuzzer and the sanitizer runtimes
@@ -24,8 +45,5 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -81,9 +81,20 @@ std::unique_ptr<uint64_t, AlignedFree> make_buffer(size_t n_words, int n_threads
   return std::unique_ptr<uint64_t, AlignedFree>(p);
 }
 
+// The plain streaming read of the path's vector width, or with prefetches.
+using ReadFn = uint64_t (*)(const uint64_t* p, size_t n);
+ReadFn read_kernel(bool avx512, bool prefetch) {
+#if defined(__aarch64__)
+  (void)avx512;
+  return prefetch ? rk::read_sum_prefetch_neon : rk::read_sum_neon;
+#else
+  return prefetch ? (avx512 ? rk::read_sum_prefetch_avx512 : rk::read_sum_prefetch_avx2)
+                  : (avx512 ? rk::read_sum_avx512 : rk::read_sum_avx2);
+#endif
+}
+
 double measure_read(const uint64_t* buf, size_t n_words, int n_threads, double seconds, bool avx512, bool prefetch) {
-  const auto read = prefetch ? (avx512 ? rk::read_sum_prefetch_avx512 : rk::read_sum_prefetch_avx2)
-                             : (avx512 ? rk::read_sum_avx512 : rk::read_sum_avx2);
+  const ReadFn read = read_kernel(avx512, prefetch);
   const size_t per = n_words / n_threads / 32 * 32;  // each thread's slice, whole 256-byte rows
   return measure_rate(n_threads, seconds, static_cast<double>(per * 8) / 1e9, [&](int tid, int64_t reps) {
     uint64_t s = 0;
@@ -104,26 +115,39 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
   RooflineResult r;
   // The ceilings of the path the kernels run (KAIRO_ISA may force a lower one), not of everything the CPU has.
   const kernels::cpu::Isa isa = kernels::cpu::best_isa();
+  using kernels::cpu::Isa;
+  const bool x86 = isa != Isa::Neon;
   struct {
-    bool avx2, avx512, amx;
-  } f{isa >= kernels::cpu::Isa::Avx2, isa >= kernels::cpu::Isa::Avx512, isa >= kernels::cpu::Isa::Amx};
+    bool avx2, avx512, amx, neon;
+  } f{x86 && isa >= Isa::Avx2, x86 && isa >= Isa::Avx512, x86 && isa >= Isa::Amx, isa == Isa::Neon};
   r.n_threads = o.n_threads > 0 ? o.n_threads : ThreadPool::available_cores();
   r.buffer_bytes = o.buffer_bytes / 256 * 256;
   const std::vector<int> counts = r.n_threads > 1 ? std::vector<int>{1, r.n_threads} : std::vector<int>{1};
   const double secs = o.seconds_per_test;
 
-  if (f.avx2 || f.avx512) {
+  if (f.avx2 || f.avx512 || f.neon) {
     const size_t n_words = r.buffer_bytes / 8;
     auto buf = make_buffer(n_words, r.n_threads);
     if (buf) {
       for (int n : counts) {
-        const char* isa = f.avx512 ? "avx512" : "avx2";
+        const char* isa = f.neon ? "neon" : f.avx512 ? "avx512" : "avx2";
         add(r, "read", isa, "GB/s", n, measure_read(buf.get(), n_words, n, secs, f.avx512, false));
         add(r, "read-prefetch", isa, "GB/s", n, measure_read(buf.get(), n_words, n, secs, f.avx512, true));
       }
     }
   }
   for (int n : counts) {
+#if defined(__aarch64__)
+    if (f.neon && kernels::cpu::neon_uses_dot()) {
+      add(r, "int8", "neon-sdot", "TOP/s", n, measure_rate(n, secs, 12 * 16 * 2 / 1e12, [](int, int64_t it) {
+            g_sink.fetch_add(static_cast<uint64_t>(rk::int8_dot_neondot(it, 1, 1)), std::memory_order_relaxed);
+          }));
+    } else if (f.neon) {
+      add(r, "int8", "neon", "TOP/s", n, measure_rate(n, secs, 128 * 2 / 1e12, [](int, int64_t it) {
+            g_sink.fetch_add(static_cast<uint64_t>(rk::int8_dot_neon(it, 1, 1)), std::memory_order_relaxed);
+          }));
+    }
+#else
     if (f.avx512) {
       add(r, "int8", "avx512-vnni", "TOP/s", n,
           measure_rate(n, secs, 12 * 64 * 2 / 1e12, [](int, int64_t it) {
@@ -153,6 +177,7 @@ RooflineResult measure_roofline(const RooflineOptions& o) {
             g_sink.fetch_add(static_cast<uint64_t>(rk::amx_bf16_dot(it)), std::memory_order_relaxed);
           }));
     }
+#endif
   }
   for (const auto& fig : r.figures) {
     const bool all = fig.n_threads == r.n_threads;

@@ -1,5 +1,6 @@
 #pragma once
-// The loops `bench roofline` times, one ISA per file (roofline_avx2.cpp, roofline_avx512.cpp, roofline_amx.cpp).
+// The loops `bench roofline` times, one ISA per file (roofline_avx2.cpp, roofline_avx512.cpp, roofline_amx.cpp,
+// roofline_neon.cpp, roofline_neondot.cpp); each exists only in builds for its architecture.
 // Each returns a value computed from what it read or multiplied, so the compiler cannot drop the work and tests
 // can check the loop did exactly the work it claims.
 #include <cstddef>
@@ -16,6 +17,8 @@ uint64_t read_sum_avx2(const uint64_t* p, size_t n);
 inline constexpr int kReadPrefetchBytes = 2048;
 uint64_t read_sum_prefetch_avx512(const uint64_t* p, size_t n);
 uint64_t read_sum_prefetch_avx2(const uint64_t* p, size_t n);
+uint64_t read_sum_neon(const uint64_t* p, size_t n);
+uint64_t read_sum_prefetch_neon(const uint64_t* p, size_t n);
 
 // `iters` rounds of 12 independent vpdpbusd (u8 × s8 -> i32, 64 products each) with every byte of the first
 // operand `a` and the second `b`. Returns the sum over all accumulator lanes: iters × 12 × 64 × a × b (mod 2^32
@@ -25,6 +28,10 @@ int64_t int8_dot_vnni(int64_t iters, uint8_t a, int8_t b);
 int64_t int8_dot_avx2(int64_t iters, uint8_t a, int8_t b);
 // Same with AVX-VNNI vpdpbusd on ymm (only on CPUs with AVX-VNNI): iters × 12 × 32 multiply-adds.
 int64_t int8_dot_avxvnni(int64_t iters, uint8_t a, int8_t b);
+// NEON without SDOT: SMULL/SMLAL into 16 bits, widened by SADALP: iters × 128 multiply-adds (products a × b).
+int64_t int8_dot_neon(int64_t iters, int8_t a, int8_t b);
+// NEON SDOT (dot-product extension only): iters × 12 × 16 multiply-adds.
+int64_t int8_dot_neondot(int64_t iters, int8_t a, int8_t b);
 // `iters` rounds of 12 independent vdpbf16ps (32 bf16 products each) with all inputs equal to `x`.
 // Returns the sum of lane 0 of the accumulators: 12 × iters × 2 × x². Work: iters × 12 × 32 multiply-adds.
 float bf16_dot_avx512(int64_t iters, float x);

@@ -11,6 +11,8 @@ constexpr int kSpinIterations = 20000;
 inline void cpu_relax() {
 #if defined(__x86_64__)
   __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
 #endif
 }
 }  // namespace

@@ -25,6 +25,19 @@ struct Buffer {
   size_t n;
 };
 
+#if defined(__aarch64__)
+TEST(RooflineKernels, NeonReadSumsEveryWordAndDotsCountTheirMultiplyAdds) {
+  const auto& f = kernels::cpu::cpu_features();
+  ASSERT_TRUE(f.neon);
+  Buffer b(32 * 1000);
+  EXPECT_EQ(rk::read_sum_neon(b.p, b.n), b.expected());
+  EXPECT_EQ(rk::read_sum_prefetch_neon(b.p, b.n), b.expected());
+  EXPECT_EQ(rk::int8_dot_neon(100, 3, -2), 100LL * 128 * 3 * -2);
+  if (f.neon_dot) {
+    EXPECT_EQ(rk::int8_dot_neondot(100, 3, -2), 100LL * 12 * 16 * 3 * -2);
+  }
+}
+#else
 TEST(RooflineKernels, ReadSumsEveryWord) {
   const auto& f = kernels::cpu::cpu_features();
   Buffer b(32 * 1000);
@@ -62,6 +75,7 @@ TEST(RooflineKernels, AmxTilesCountTheirMultiplyAdds) {
     EXPECT_FLOAT_EQ(rk::amx_bf16_dot(50), 50.0f * 32);
   }
 }
+#endif
 
 TEST(Roofline, MeasuresEveryKindOnOneAndAllThreads) {
   RooflineOptions o;
@@ -70,7 +84,7 @@ TEST(Roofline, MeasuresEveryKindOnOneAndAllThreads) {
   o.seconds_per_test = 0.01;
   const RooflineResult r = measure_roofline(o);
   EXPECT_EQ(r.n_threads, 2);
-  if (!kernels::cpu::cpu_features().avx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  if (!kernels::cpu::cpu_features().avx2 && !kernels::cpu::cpu_features().neon) GTEST_SKIP() << "no SIMD path";
   int reads = 0, prefetch_reads = 0, int8s = 0;
   for (const auto& f : r.figures) {
     EXPECT_GT(f.value, 0) << f.name << " " << f.kernel;

@@ -17,7 +17,14 @@
 namespace kairo::kernels::testing {
 
 // The optimized paths (the reference is the oracle, not a subject).
-inline std::vector<cpu::Isa> optimized_isas() { return {cpu::Isa::Avx2, cpu::Isa::Avx512, cpu::Isa::Amx}; }
+// The optimized levels of this build's architecture (a CPU lacking one skips its tests).
+inline std::vector<cpu::Isa> optimized_isas() {
+#if defined(__aarch64__)
+  return {cpu::Isa::Neon};
+#else
+  return {cpu::Isa::Avx2, cpu::Isa::Avx512, cpu::Isa::Amx};
+#endif
+}
 
 inline std::string isa_param_name(const ::testing::TestParamInfo<cpu::Isa>& info) {
   return cpu::isa_name(info.param);

@@ -135,3 +135,8 @@ namespace kairo::kernels::avx2 {
 // As avx512::quantize_act_q8, bit for bit, with AVX2.
 void quantize_act_q8(const float* x, cpu::ActQ8& a);
 }  // namespace kairo::kernels::avx2
+
+namespace kairo::kernels::neon {
+// As avx512::quantize_act_q8, bit for bit, with NEON.
+void quantize_act_q8(const float* x, cpu::ActQ8& a);
+}  // namespace kairo::kernels::neon

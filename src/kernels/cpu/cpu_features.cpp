@@ -8,6 +8,9 @@
 #include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#elif defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 namespace kairo::kernels::cpu {
@@ -63,6 +66,14 @@ CpuFeatures detect() {
   f.amx = f.avx512 && tile_state && bit(l7.edx, 24) && bit(l7.edx, 25) && request_amx_permission();
   return f;
 }
+#elif defined(__aarch64__)
+CpuFeatures detect() {
+  CpuFeatures f;
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  f.neon = (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_FP);
+  f.neon_dot = f.neon && (hwcap & HWCAP_ASIMDDP);
+  return f;
+}
 #else
 CpuFeatures detect() { return {}; }
 #endif
@@ -75,6 +86,7 @@ const char* isa_name(Isa isa) {
     case Isa::Avx2: return "avx2";
     case Isa::Avx512: return "avx512";
     case Isa::Amx: return "amx";
+    case Isa::Neon: return "neon";
   }
   return "?";
 }
@@ -91,6 +103,7 @@ bool isa_supported(Isa isa) {
     case Isa::Avx2: return f.avx2;
     case Isa::Avx512: return f.avx512;
     case Isa::Amx: return f.amx;
+    case Isa::Neon: return f.neon;
   }
   return false;
 }
@@ -103,6 +116,7 @@ Isa best_isa() {
     for (Isa isa : kAllIsas)
       if (strcasecmp(env, isa_name(isa)) == 0 && isa <= best) return isa;
     if (strcasecmp(env, "avxvnni") == 0 && cpu_features().avx_vnni) return Isa::Avx2;
+    if (strcasecmp(env, "neondot") == 0 && cpu_features().neon_dot) return Isa::Neon;
   }
   return best;
 }
@@ -110,6 +124,11 @@ Isa best_isa() {
 bool avx2_uses_vnni() {
   const char* env = std::getenv("KAIRO_ISA");
   return cpu_features().avx_vnni && (env == nullptr || strcasecmp(env, "avx2") != 0);
+}
+
+bool neon_uses_dot() {
+  const char* env = std::getenv("KAIRO_ISA");
+  return cpu_features().neon_dot && (env == nullptr || strcasecmp(env, "neon") != 0);
 }
 
 }  // namespace kairo::kernels::cpu

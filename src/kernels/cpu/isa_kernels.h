@@ -26,6 +26,15 @@ void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float
 void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics);
 }  // namespace kairo::kernels::avx2
 
+namespace kairo::kernels::neon {
+KAIRO_CPU_ELEMENTWISE_OPS
+// As the AVX2 backend's: row-tile-packed weights through the NEON row-tile kernels, other weights through matmul_float.
+void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+void matmul_shared_input(const MatrixView* ws, int n_mats, const float* x, float* const* ys, int64_t n_tokens,
+                         ThreadPool& pool);
+void matmul_grouped(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics);
+}  // namespace kairo::kernels::neon
+
 namespace kairo::kernels::avx512 {
 KAIRO_CPU_ELEMENTWISE_OPS
 // Quantized weights: int8 activations with VNNI (one token: GEMV kernels; many: tiled GEMM). Float weights go to

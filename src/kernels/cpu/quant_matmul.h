@@ -2,7 +2,12 @@
 // Internal interface of the int8 matmul kernels for quantized weights (AVX-512 VNNI and AMX). matmul_avx512.cpp
 // drives them: it quantizes the activations once, splits output rows over threads, and picks
 // GEMV (one token) or GEMM (a tile of rows unpacked to int8, times tiles of 16 tokens).
+// The row-tile layouts, their packing and the kernel signatures are every ISA's (the AVX2 and NEON kernels read the
+// same tiles: the namespace names the ISA they were designed for); the declarations that use x86 vector types are
+// compiled on x86-64 only.
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <cstdint>
 
@@ -144,8 +149,10 @@ bool has_gemm(DType type);
 
 // out[token][row] (16 x 16) = tile rows times activation tile `tile` (u8 activations).
 void gemm_tile_vnni(const WeightTile& w, const cpu::ActTiles& a, int64_t tile, float* out);
+#if defined(__x86_64__)
 // acc[row] (lanes: the 16 tokens of `tile`) += the min terms of the tile's rows (w.m != nullptr).
 void add_min_terms(const WeightTile& w, const cpu::ActTiles& a, int64_t tile, __m512* acc);
+#endif
 
 }  // namespace kairo::kernels::avx512
 

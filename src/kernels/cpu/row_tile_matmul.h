@@ -97,3 +97,15 @@ namespace kairo::kernels::avxvnni {
 // The AVX2 row-tile kernels with vpdpbusd on ymm: only on CPUs with AVX-VNNI (cpu_features().avx_vnni).
 const cpu::RowTileKernels& row_tile_kernels();
 }  // namespace kairo::kernels::avxvnni
+
+namespace kairo::kernels::neon {
+// The NEON row-tile kernels (the same integer dots and float steps as the x86 ones, so the same bits): the SDOT ones
+// where cpu::neon_uses_dot(), else the plain ones (SMULL/SMLAL), which every aarch64 CPU runs.
+const cpu::RowTileKernels& row_tile_kernels();
+const cpu::RowTileKernels& plain_row_tile_kernels();
+}  // namespace kairo::kernels::neon
+
+namespace kairo::kernels::neondot {
+// The NEON row-tile kernels with SDOT: only on CPUs with the dot-product extension (cpu_features().neon_dot).
+const cpu::RowTileKernels& row_tile_kernels();
+}  // namespace kairo::kernels::neondot
