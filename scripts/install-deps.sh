@@ -6,20 +6,27 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-if [ "${1:-}" = "aarch64" ]; then
-  arm_packages=(g++-aarch64-linux-gnu qemu-user-static libpcre2-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64)
-  arm_missing=()
-  for p in "${arm_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || arm_missing+=("$p")
+
+# Installs those of the given packages that are not installed yet.
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
-  if [ ${#arm_missing[@]} -eq 0 ]; then
-    echo "install-deps: all aarch64 packages present"
-    exit 0
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all packages present"
+    return 0
   fi
-  echo "install-deps: installing ${arm_missing[*]}"
-  dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
+  echo "install-deps: installing ${missing[*]}"
+  case " ${missing[*]}" in
+    *:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ;;
+  esac
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${arm_missing[@]}"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+if [ "${1:-}" = "aarch64" ]; then
+  install_missing g++-aarch64-linux-gnu qemu-user-static libpcre2-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
   exit 0
 fi
 packages=(
@@ -36,14 +43,4 @@ packages=(
 # Node.js + npm run the end-to-end test with the official `openai` client (the package itself comes from npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all packages present"
-  exit 0
-fi
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_missing "${packages[@]}"

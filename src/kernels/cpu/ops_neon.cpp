@@ -1,4 +1,6 @@
-// Elementwise ops, RoPE and KV writes for aarch64 NEON (the code is in elementwise.inc, shared by the ISAs).
+// Every float op of the NEON backend in one file: elementwise ops, RoPE and KV writes, attention and the float-weight
+// matmul (the code is in elementwise.inc, attention.inc and matmul_float.inc, shared by the ISAs; x86 compiles them
+// per file, aarch64 has less of them to build).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -26,4 +28,6 @@ using cpu::thread_scratch;
 #include "kernels/cpu/simd.inc"
 #include "kernels/cpu/row_helpers.inc"
 #include "kernels/cpu/elementwise.inc"
+#include "kernels/cpu/attention.inc"
+#include "kernels/cpu/matmul_float.inc"
 }  // namespace kairo::kernels::neon
