@@ -11,6 +11,7 @@ set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static;-L;/usr/aarch64-linux-gnu)
 # Statically linked: under Debian 12's qemu-user 7.2 a dynamically linked binary whose threads hand work to each
 # other (ThreadPool) spins forever in the emulator, while the same code linked statically runs.
 set(CMAKE_EXE_LINKER_FLAGS_INIT -static)
+set(CMAKE_FIND_LIBRARY_SUFFIXES .a)  # so pkg-config's PCRE2 resolves to its static archive
 # Headers-only packages (nlohmann-json, CLI11, Boost) install their CMake files for every architecture; libraries
 # are taken from the arm64 multiarch directories only.
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
