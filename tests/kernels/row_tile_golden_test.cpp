@@ -1,4 +1,4 @@
-// Every ISA's row-tile path (AVX2 plain and AVX-VNNI, AVX-512, AMX, NEON plain and SDOT) does the same integer dots
+// Every ISA's row-tile path (AVX2 plain and AVX-VNNI, AVX-512, AMX, NEON plain, SDOT and SMMLA) does the same integer dots
 // and float steps (quant_matmul.h's batch-invariance contract), so its outputs must be the same bits on every CPU
 // and architecture. This test pins them: the outputs of fixed inputs, hashed, against hashes recorded from the
 // AVX-512 path on x86-64. The inputs come from an integer generator (no <random> distributions, whose float
@@ -136,6 +136,7 @@ std::vector<Path> row_tile_paths() {
 #elif defined(__aarch64__)
   if (f.neon) paths.push_back({"neon-plain", cpu::cpu_backend(cpu::Isa::Neon), &neon::plain_row_tile_kernels()});
   if (f.neon_dot) paths.push_back({"neon-sdot", cpu::cpu_backend(cpu::Isa::Neon), &neondot::row_tile_kernels()});
+  if (f.neon_i8mm) paths.push_back({"neon-i8mm", cpu::cpu_backend(cpu::Isa::Neon), &neoni8mm::row_tile_kernels()});
 #endif
   return paths;
 }

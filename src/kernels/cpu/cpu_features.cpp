@@ -72,6 +72,7 @@ CpuFeatures detect() {
   const unsigned long hwcap = getauxval(AT_HWCAP);
   f.neon = (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_FP);
   f.neon_dot = f.neon && (hwcap & HWCAP_ASIMDDP);
+  f.neon_i8mm = f.neon_dot && (getauxval(AT_HWCAP2) & HWCAP2_I8MM);
   return f;
 }
 #else
@@ -129,6 +130,11 @@ bool avx2_uses_vnni() {
 bool neon_uses_dot() {
   const char* env = std::getenv("KAIRO_ISA");
   return cpu_features().neon_dot && (env == nullptr || strcasecmp(env, "neon") != 0);
+}
+
+bool neon_uses_i8mm() {
+  const char* env = std::getenv("KAIRO_ISA");
+  return cpu_features().neon_i8mm && (env == nullptr || (strcasecmp(env, "neon") != 0 && strcasecmp(env, "neondot") != 0));
 }
 
 }  // namespace kairo::kernels::cpu

@@ -26,6 +26,7 @@ struct CpuFeatures {
   bool avx_vnni = false;  // AVX-VNNI (vpdpbusd on ymm without AVX-512: Intel Alder Lake and later client cores)
   bool neon = false;      // aarch64 Advanced SIMD with half-precision conversions (all of aarch64)
   bool neon_dot = false;  // plus the dot-product extension, SDOT (Armv8.2+: Graviton 2+, Ampere Altra, Apple M1+)
+  bool neon_i8mm = false;  // plus the int8 matrix-multiply extension, SMMLA (Graviton 3+, Neoverse V1/N2, Apple M2+)
 };
 
 // Detected once (thread-safe); the AMX permission request happens inside.
@@ -37,7 +38,7 @@ bool isa_supported(Isa isa);
 // The best supported level, lowered by the environment variable KAIRO_ISA (scalar|avx2|avx512|amx|neon) when set, so
 // a slower path can be forced for debugging or comparison. An unknown or unsupported value is ignored.
 // KAIRO_ISA=avxvnni selects the AVX2 level with its AVX-VNNI dots (where the CPU has them); KAIRO_ISA=neondot the
-// NEON level with its SDOT dots.
+// NEON level with its SDOT dots but not SMMLA.
 Isa best_isa();
 
 // Whether the AVX2 kernels use AVX-VNNI: the CPU has it and KAIRO_ISA is not "avx2" (which forces the plain AVX2
@@ -47,5 +48,8 @@ bool avx2_uses_vnni();
 // Whether the NEON kernels use SDOT: the CPU has it and KAIRO_ISA is not "neon" (which forces the plain NEON kernels
 // every aarch64 CPU runs, for comparison).
 bool neon_uses_dot();
+
+// Whether the NEON multi-token kernels use SMMLA: the CPU has it and KAIRO_ISA is neither "neon" nor "neondot".
+bool neon_uses_i8mm();
 
 }  // namespace kairo::kernels::cpu

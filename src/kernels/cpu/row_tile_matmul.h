@@ -99,8 +99,9 @@ const cpu::RowTileKernels& row_tile_kernels();
 }  // namespace kairo::kernels::avxvnni
 
 namespace kairo::kernels::neon {
-// The NEON row-tile kernels (the same integer dots and float steps as the x86 ones, so the same bits): the SDOT ones
-// where cpu::neon_uses_dot(), else the plain ones (SMULL/SMLAL), which every aarch64 CPU runs.
+// The NEON row-tile kernels (the same integer dots and float steps as the x86 ones, so the same bits): the SMMLA ones
+// where cpu::neon_uses_i8mm(), else the SDOT ones where cpu::neon_uses_dot(), else the plain ones (SMULL/SMLAL),
+// which every aarch64 CPU runs.
 const cpu::RowTileKernels& row_tile_kernels();
 const cpu::RowTileKernels& plain_row_tile_kernels();
 }  // namespace kairo::kernels::neon
@@ -109,3 +110,8 @@ namespace kairo::kernels::neondot {
 // The NEON row-tile kernels with SDOT: only on CPUs with the dot-product extension (cpu_features().neon_dot).
 const cpu::RowTileKernels& row_tile_kernels();
 }  // namespace kairo::kernels::neondot
+
+namespace kairo::kernels::neoni8mm {
+// SDOT for one token, SMMLA for pairs: only on CPUs with the int8 matrix-multiply extension (cpu_features().neon_i8mm).
+const cpu::RowTileKernels& row_tile_kernels();
+}  // namespace kairo::kernels::neoni8mm
