@@ -32,6 +32,7 @@ nlohmann::json cpu_json() {
           {"name", cpu_model_name()},
           {"type", "cpu"},
           {"isa", kernels::cpu::isa_name(kernels::cpu::best_isa())},
+          {"kernels", kernels::cpu::kernel_path_name()},
           {"cores", ThreadPool::available_cores()},
           {"memory_total_bytes", mem.total_bytes},
           {"memory_available_bytes", mem.free_bytes}};
@@ -123,7 +124,7 @@ std::string format_devices(const nlohmann::json& j) {
   std::string out;
   const auto& cpu = j["cpu"];
   out += strprintf("cpu        %s, %s kernels, %d cores, %s memory (%s available)\n",
-                   cpu["name"].get<std::string>().c_str(), cpu["isa"].get<std::string>().c_str(),
+                   cpu["name"].get<std::string>().c_str(), cpu["kernels"].get<std::string>().c_str(),
                    cpu["cores"].get<int>(), human_bytes(cpu["memory_total_bytes"].get<uint64_t>()).c_str(),
                    human_bytes(cpu["memory_available_bytes"].get<uint64_t>()).c_str());
   const auto& vk = j["vulkan"];

@@ -12,6 +12,9 @@ TEST(ListDevices, NamesTheCpuWithItsMemoryAndKernels) {
   EXPECT_GE(j["cpu"]["memory_total_bytes"].get<uint64_t>(), j["cpu"]["memory_available_bytes"].get<uint64_t>());
   EXPECT_GT(j["cpu"]["cores"].get<int>(), 0);
   EXPECT_FALSE(j["cpu"]["isa"].get<std::string>().empty());
+  // The kernel family names its level (avx2 / avx-vnni, neon / neon-sdot / neon-i8mm, or the level itself).
+  const std::string isa = j["cpu"]["isa"].get<std::string>(), kernels = j["cpu"]["kernels"].get<std::string>();
+  EXPECT_TRUE(kernels.rfind(isa, 0) == 0 || (isa == "avx2" && kernels == "avx-vnni")) << isa << " " << kernels;
   EXPECT_TRUE(j["cuda"].contains("error"));
   const std::string text = format_devices(j);
   EXPECT_EQ(text.rfind("cpu ", 0), 0u) << text;

@@ -137,4 +137,12 @@ bool neon_uses_i8mm() {
   return cpu_features().neon_i8mm && (env == nullptr || (strcasecmp(env, "neon") != 0 && strcasecmp(env, "neondot") != 0));
 }
 
+const char* kernel_path_name() {
+  switch (best_isa()) {
+    case Isa::Avx2: return avx2_uses_vnni() ? "avx-vnni" : "avx2";
+    case Isa::Neon: return neon_uses_i8mm() ? "neon-i8mm" : neon_uses_dot() ? "neon-sdot" : "neon";
+    default: return isa_name(best_isa());
+  }
+}
+
 }  // namespace kairo::kernels::cpu

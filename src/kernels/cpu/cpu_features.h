@@ -49,6 +49,10 @@ bool avx2_uses_vnni();
 // every aarch64 CPU runs, for comparison).
 bool neon_uses_dot();
 
+// The kernel family the best level runs, finer than its Isa: "scalar", "avx2", "avx-vnni", "avx512", "amx", "neon",
+// "neon-sdot" or "neon-i8mm" (for `kairo devices` and benchmark reports).
+const char* kernel_path_name();
+
 // Whether the NEON multi-token kernels use SMMLA: the CPU has it and KAIRO_ISA is neither "neon" nor "neondot".
 bool neon_uses_i8mm();
 
