@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <random>
 
@@ -10,6 +11,7 @@
 #include "grammar/byte_grammar.h"
 #include "grammar/json_schema.h"
 #include "grammar/stack_arena.h"
+#include "bench/oracle_proposer.h"
 #include "engine/engine.h"
 
 namespace kairo::bench {
@@ -25,6 +27,7 @@ struct Timeline {
   int n_failed = 0;
   std::vector<Clock::time_point> first_token;           // per request
   std::vector<std::pair<Clock::time_point, int>> events;  // (arrival, tokens)
+  std::vector<std::vector<int32_t>> outputs;            // per request
 };
 
 engine::Request make_request(std::mt19937_64& rng, int n_vocab, int n_prompt, int n_gen, float temperature,
@@ -41,13 +44,21 @@ engine::Request make_request(std::mt19937_64& rng, int n_vocab, int n_prompt, in
   return r;
 }
 
-// Submits n requests at once and waits for all; returns their timeline relative to the submit time.
-Result<BatchBenchRow> run_one(engine::Engine& eng, std::mt19937_64& rng, int n_vocab, int n, int n_prompt, int n_gen,
-                              float temperature, const std::shared_ptr<grammar::StackArena>& grammar) {
-  Timeline tl;
-  tl.first_token.assign(static_cast<size_t>(n), Clock::time_point{});
+std::vector<engine::Request> make_requests(std::mt19937_64& rng, int n_vocab, int n, int n_prompt, int n_gen,
+                                          float temperature, const std::shared_ptr<grammar::StackArena>& grammar) {
   std::vector<engine::Request> requests;
   for (int i = 0; i < n; ++i) requests.push_back(make_request(rng, n_vocab, n_prompt, n_gen, temperature, grammar));
+  return requests;
+}
+
+// Submits the requests at once and waits for all; returns their timeline relative to the submit time.
+Result<BatchBenchRow> run_one(engine::Engine& eng, std::vector<engine::Request> requests, int n_prompt, int n_gen,
+                              const std::shared_ptr<grammar::StackArena>& grammar) {
+  const int n = static_cast<int>(requests.size());
+  Timeline tl;
+  tl.first_token.assign(static_cast<size_t>(n), Clock::time_point{});
+  tl.outputs.resize(static_cast<size_t>(n));
+  const engine::EngineStats before = eng.stats();
   const Clock::time_point t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
     const bool constrained = grammar != nullptr;
@@ -57,6 +68,7 @@ Result<BatchBenchRow> run_one(engine::Engine& eng, std::mt19937_64& rng, int n_v
       if (!out.tokens.empty()) {
         if (tl.first_token[static_cast<size_t>(i)] == Clock::time_point{}) tl.first_token[static_cast<size_t>(i)] = now;
         tl.events.emplace_back(now, static_cast<int>(out.tokens.size()));
+        for (const engine::GeneratedToken& t : out.tokens) tl.outputs[static_cast<size_t>(i)].push_back(t.token);
       }
       if (out.finished) {
         ++tl.n_finished;
@@ -93,6 +105,11 @@ Result<BatchBenchRow> run_one(engine::Engine& eng, std::mt19937_64& rng, int n_v
   row.prefill_tps = static_cast<double>(n) * n_prompt / row.prefill_seconds;
   row.gen_tps = row.gen_seconds > 0 ? static_cast<double>(row.gen_tokens) / row.gen_seconds : 0.0;
   row.total_tps = static_cast<double>(n) * (n_prompt + n_gen) / row.total_seconds;
+  const engine::EngineStats after = eng.stats();
+  row.spec_drafts = after.spec_num_drafts - before.spec_num_drafts;
+  row.spec_draft_tokens = after.spec_num_draft_tokens - before.spec_num_draft_tokens;
+  row.spec_accepted = after.spec_num_accepted_tokens - before.spec_num_accepted_tokens;
+  row.outputs = std::move(tl.outputs);
   return row;
 }
 
@@ -124,7 +141,15 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
   const int64_t per_seq = (o.n_prompt + o.n_gen + ec.block_size - 1) / ec.block_size + 1;
   const int64_t full_ctx = (c.context_length + ec.block_size - 1) / ec.block_size;
   ec.n_kv_blocks = std::max<int64_t>(per_seq * max_seqs, full_ctx);
+  ec.speculative = o.speculative;
+  std::shared_ptr<OracleProposer> oracle;
+  if (o.oracle) {
+    oracle = std::make_shared<OracleProposer>();
+    ec.speculative.method = engine::SpeculativeMethod::Custom;
+    ec.speculative.custom = oracle;
+  }
   KAIRO_TRY_ASSIGN(std::unique_ptr<engine::Engine> eng, engine::Engine::create(model, tokenizer, ec));
+  const char* mode = o.oracle ? "oracle" : o.speculative.method == engine::SpeculativeMethod::Ngram ? "ngram" : "off";
 
   std::shared_ptr<grammar::StackArena> grammar;
   if (!o.json_schema.empty() || !o.gbnf.empty()) {
@@ -137,12 +162,29 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
   }
   std::mt19937_64 rng(o.seed);
   // Warm-up: faults in the weights and starts the engine's threads.
-  auto warm_up = run_one(*eng, rng, c.n_vocab, 1, std::min(o.n_prompt, 16), 2, o.temperature, grammar);
+  auto warm_up = run_one(*eng, make_requests(rng, c.n_vocab, 1, std::min(o.n_prompt, 16), 2, o.temperature, grammar),
+                         std::min(o.n_prompt, 16), 2, grammar);
   if (!warm_up.ok()) return warm_up.error();
   std::vector<BatchBenchRow> rows;
   for (int n : o.n_seqs) {
-    KAIRO_TRY_ASSIGN(BatchBenchRow row,
-                     run_one(*eng, rng, c.n_vocab, n, o.n_prompt, o.n_gen, o.temperature, grammar));
+    std::vector<engine::Request> requests = make_requests(rng, c.n_vocab, n, o.n_prompt, o.n_gen, o.temperature, grammar);
+    if (oracle) {  // first without guesses (the oracle knows nothing yet), recording what the target generates
+      oracle->set({});
+      KAIRO_TRY_ASSIGN(BatchBenchRow plain, run_one(*eng, requests, o.n_prompt, o.n_gen, grammar));
+      std::map<std::vector<int32_t>, std::vector<int32_t>> recorded;
+      for (size_t i = 0; i < requests.size(); ++i) recorded[requests[i].prompt_tokens] = plain.outputs[i];
+      oracle->set(std::move(recorded));
+      if (on_row) on_row(plain);
+      rows.push_back(std::move(plain));
+    }
+    KAIRO_TRY_ASSIGN(BatchBenchRow row, run_one(*eng, std::move(requests), o.n_prompt, o.n_gen, grammar));
+    row.speculative = mode;
+    // Greedy requests must come out token for token as without speculation (sampled ones only in distribution).
+    if (oracle && o.temperature == 0 && row.outputs != rows.back().outputs) {
+      return Error{strprintf("with the oracle's proposals at batch %d the outputs differ from the run without "
+                             "speculation: speculative decoding changed what was sampled",
+                             n)};
+    }
     if (on_row) on_row(row);
     rows.push_back(row);
   }

@@ -64,6 +64,15 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
                            static_cast<long long>(n_blocks), config.block_size, config.max_model_len,
                            static_cast<long long>(min_blocks))};
   }
+  const SpeculativeConfig& spec = config.speculative;
+  if (spec.method != SpeculativeMethod::None) {
+    if (spec.num_tokens < 1 || spec.num_tokens > 64) return Error{"--num-speculative-tokens must be in 1..64"};
+    if (spec.ngram.min_n < 1 || spec.ngram.max_n < spec.ngram.min_n) {
+      return Error{"the n-gram proposer needs 1 <= --ngram-min <= --ngram-max"};
+    }
+    if (spec.max_batch < 0) return Error{"--speculative-max-batch must be >= 0"};
+    if (spec.method == SpeculativeMethod::Custom && !spec.custom) return Error{"a custom proposer was not given"};
+  }
   model.set_context_length(config.max_model_len);  // long-context rope picks its factors by it
   const int64_t n_window_blocks =
       c.n_windowed_layers() > 0 && !config.keep_windowed_kv
@@ -97,6 +106,11 @@ Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, Engin
     if (tokenizer_.is_eog(id)) eog_ids_.push_back(id);
   }
   stats_.n_kv_blocks_total = n_blocks_;
+  switch (config_.speculative.method) {
+    case SpeculativeMethod::None: break;
+    case SpeculativeMethod::Ngram: proposer_ = std::make_shared<NgramProposer>(config_.speculative.ngram); break;
+    case SpeculativeMethod::Custom: proposer_ = config_.speculative.custom; break;
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -174,6 +188,7 @@ std::unique_ptr<Sequence> Engine::make_sequence(RequestId id, Request request, O
   seq->request = std::move(request);
   seq->on_output = std::move(cb);
   seq->arrival = Clock::now();
+  seq->spec_k = config_.speculative.num_tokens;
   return seq;
 }
 
@@ -290,8 +305,58 @@ void Engine::start_forks(Sequence& parent, const float* logits, std::vector<Requ
   }
 }
 
+void Engine::propose_drafts() {
+  if (!proposer_) return;
+  const int max_batch = config_.speculative.max_batch;
+  const bool speculate = max_batch == 0 || scheduler_.n_running() < max_batch;
+  for (auto& [id, seq] : seqs_) {
+    seq->draft.clear();
+    if (!speculate || seq->status != SeqStatus::Running || !seq->request.speculative) continue;
+    if (seq->n_uncomputed() != 1 || seq->n_generated() == 0) continue;  // not decoding (yet)
+    // Guesses past max_tokens or the context could never be emitted.
+    const int room = std::min(seq->request.stop.max_tokens - seq->n_generated() - 1,
+                              config_.max_model_len - static_cast<int>(seq->tokens.size()));
+    const int k = std::min(seq->spec_k, room);
+    if (k <= 0) continue;
+    proposer_->propose(seq->tokens, seq->n_prompt, k, seq->draft);
+    if (static_cast<int>(seq->draft.size()) > k) seq->draft.resize(static_cast<size_t>(k));
+    // A guess outside the vocabulary (a faulty proposer) ends the guesses: the model cannot embed it.
+    const int n_vocab = model_.config().n_vocab;
+    const auto bad = std::find_if(seq->draft.begin(), seq->draft.end(), [n_vocab](int32_t t) { return t < 0 || t >= n_vocab; });
+    seq->draft.erase(bad, seq->draft.end());
+  }
+}
+
+void Engine::verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t first_row) {
+  // The counters move before each token is emitted, so a client that sees its request finish sees them counted.
+  ++spec_drafts_;
+  spec_draft_tokens_ += chunk.n_draft;
+  if (spec_accepted_per_pos_.size() < static_cast<size_t>(chunk.n_draft))
+    spec_accepted_per_pos_.resize(static_cast<size_t>(chunk.n_draft), 0);
+  int n_accepted = 0;
+  for (int i = 0; i <= chunk.n_draft; ++i) {
+    const float* logits = runner_.logits_row(first_row + static_cast<size_t>(i));
+    const int32_t token = choose_token(seq, logits);
+    if (token < 0) break;  // the request ended (its grammar)
+    const bool matched = i < chunk.n_draft && token == seq.draft[static_cast<size_t>(i)];
+    if (matched) {
+      ++n_accepted;
+      ++spec_accepted_;
+      ++spec_accepted_per_pos_[static_cast<size_t>(i)];
+    }
+    emit_token(seq, token, logits);
+    if (!matched || seq.status == SeqStatus::Finished) break;
+  }
+  // Propose more after a fully accepted guess, fewer after a rejection (a wrong guess costs compute).
+  seq.spec_k = n_accepted == chunk.n_draft ? std::min(seq.spec_k + 1, config_.speculative.num_tokens)
+                                           : n_accepted + 1;
+  seq.draft.clear();
+  if (seq.status != SeqStatus::Finished) scheduler_.reject_draft(seq, chunk.n_draft - n_accepted);
+}
+
 void Engine::step() {
   const auto t0 = Clock::now();
+  propose_drafts();
   StepPlan plan = scheduler_.schedule();
   if (plan.empty()) {
     // Nothing fits even though the pool should hold any single admitted request: refuse the head of the queue
@@ -333,9 +398,14 @@ void Engine::step() {
   for (const ScheduledChunk& c : plan.chunks) {
     if (!c.needs_sample) continue;
     Sequence& seq = *c.seq;
-    const float* logits = runner_.logits_row(row++);
-    if (!seq.forks.empty()) start_forks(seq, logits, done);
-    post_process(seq, logits);
+    if (c.n_draft > 0) {
+      verify_draft(seq, c, row);
+      row += static_cast<size_t>(1 + c.n_draft);
+    } else {
+      const float* logits = runner_.logits_row(row++);
+      if (!seq.forks.empty()) start_forks(seq, logits, done);
+      post_process(seq, logits);
+    }
     if (seq.status == SeqStatus::Finished) done.push_back(seq.id);
   }
   for (RequestId id : done) seqs_.erase(id);
@@ -363,6 +433,11 @@ std::string Engine::failure() const {
 }
 
 void Engine::post_process(Sequence& seq, const float* logits) {
+  const int32_t token = choose_token(seq, logits);
+  if (token >= 0) emit_token(seq, token, logits);
+}
+
+int32_t Engine::choose_token(Sequence& seq, const float* logits) {
   const int n_vocab = model_.config().n_vocab;
   if (seq.request.grammar && !seq.grammar) {
     seq.grammar = std::make_unique<GrammarConstraint>(seq.request.grammar, grammar_maskers_.get(seq.request.grammar),
@@ -375,7 +450,7 @@ void Engine::post_process(Sequence& seq, const float* logits) {
       RequestOutput out;
       if (!seq.grammar->can_end()) out.error = "the output grammar allows no token of this model's vocabulary here";
       finish(seq, seq.grammar->can_end() ? FinishReason::Stop : FinishReason::Abort, out);
-      return;
+      return -1;
     }
   }
   const int32_t token = seq.sampler.sample(sample_from, n_vocab);
@@ -384,8 +459,13 @@ void Engine::post_process(Sequence& seq, const float* logits) {
     RequestOutput out;
     out.error = "the sampled token does not continue the output grammar";
     finish(seq, FinishReason::Abort, out);
-    return;
+    return -1;
   }
+  return token;
+}
+
+void Engine::emit_token(Sequence& seq, int32_t token, const float* logits) {
+  const int n_vocab = model_.config().n_vocab;
   seq.tokens.push_back(token);
   ++generation_tokens_total_;
   if (seq.n_generated() == 1) seq.first_token = Clock::now();
@@ -481,6 +561,10 @@ void Engine::publish_stats() {
   stats_.prompt_tokens = prompt_tokens_total_;
   stats_.generation_tokens = generation_tokens_total_;
   stats_.weight_read_gbps = weight_gbps_;
+  stats_.spec_num_drafts = spec_drafts_;
+  stats_.spec_num_draft_tokens = spec_draft_tokens_;
+  stats_.spec_num_accepted_tokens = spec_accepted_;
+  stats_.spec_num_accepted_tokens_per_pos = spec_accepted_per_pos_;
 }
 
 }  // namespace kairo::engine

@@ -16,6 +16,7 @@
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
+#include "engine/speculative_config.h"
 #include "kv/kv_cache_manager.h"
 #include "model/kv_storage.h"
 #include "model/model.h"
@@ -41,6 +42,7 @@ struct EngineConfig {
   // Sliding-window layers keep the KV of the whole context, as full-attention layers do, instead of a block pool of
   // their own that frees what falls behind the window (kv::window_group_blocks). For comparisons and debugging.
   bool keep_windowed_kv = false;
+  SpeculativeConfig speculative;
 };
 
 class Engine final : public EngineClient {
@@ -77,7 +79,17 @@ class Engine final : public EngineClient {
   void step();
   // The device failed mid-step: every request in flight ends with the error, and the engine refuses new ones.
   void fail_all(const std::string& error);
-  void post_process(Sequence& seq, const float* logits);
+  void post_process(Sequence& seq, const float* logits);  // choose_token, then emit_token
+  // Samples the next token (grammar mask, the sampler chain) and advances the sampler and grammar with it; -1 when
+  // the request ended instead (its grammar allows nothing here).
+  int32_t choose_token(Sequence& seq, const float* logits);
+  // Appends the chosen token, streams it, and ends the request on a stop condition.
+  void emit_token(Sequence& seq, int32_t token, const float* logits);
+  // Speculative decoding: this step's guesses for the running requests that decode (Sequence::draft).
+  void propose_drafts();
+  // A chunk that verified proposed tokens: samples from its rows in order while the sampled token is the proposed
+  // one (so what is sampled is exactly what plain decoding samples), then gives back the rejected guesses' KV.
+  void verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t first_row);
   // Request::fork_of: the sequence a new request parks on (nullptr: schedule it on its own).
   Sequence* fork_parent_for(const Sequence& seq);
   // The parent's prompt is computed (logits: its last row): its parked children fork its KV and sample.
@@ -98,12 +110,15 @@ class Engine final : public EngineClient {
   Scheduler scheduler_;
   ModelRunner runner_;
   std::vector<int32_t> eog_ids_;
+  std::shared_ptr<const Proposer> proposer_;  // null: no speculation
 
   // Engine-thread state.
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> seqs_;
   int64_t prompt_tokens_total_ = 0;
   int64_t generation_tokens_total_ = 0;
   double weight_gbps_ = 0;
+  int64_t spec_drafts_ = 0, spec_draft_tokens_ = 0, spec_accepted_ = 0;
+  std::vector<int64_t> spec_accepted_per_pos_;
 
   // Shared with clients, under mutex_.
   mutable std::mutex mutex_;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "core/result.h"
 #include "engine/request.h"
@@ -29,6 +30,12 @@ struct EngineStats {
   int64_t prompt_tokens = 0;        // computed prompt tokens, total
   int64_t generation_tokens = 0;
   double weight_read_gbps = 0.0;    // achieved weight-read bandwidth over the last steps
+  // Speculative decoding (vLLM's spec_decode_* counters): requests' proposals verified, tokens proposed, tokens
+  // accepted, and accepted tokens by position in the proposal ([i]: proposals whose first i + 1 were accepted).
+  int64_t spec_num_drafts = 0;
+  int64_t spec_num_draft_tokens = 0;
+  int64_t spec_num_accepted_tokens = 0;
+  std::vector<int64_t> spec_num_accepted_tokens_per_pos;
 };
 
 enum class SubmitError { QueueFull, TooLong, Invalid, ShuttingDown, DeviceFailed };

@@ -28,14 +28,19 @@ void ModelRunner::run(const StepPlan& plan) {
       for (size_t b = 0; b < window_table.size(); ++b)
         batch_.window_block_tables[s * batch_.max_blocks_per_seq + b] = window_table[b].value;
     }
+    const int n_own = static_cast<int>(c.seq->tokens.size());
     for (int p = c.start; p < c.start + c.n_new; ++p) {
-      batch_.token_ids.push_back(c.seq->tokens[static_cast<size_t>(p)]);
+      batch_.token_ids.push_back(p < n_own ? c.seq->tokens[static_cast<size_t>(p)]
+                                           : c.seq->draft[static_cast<size_t>(p - n_own)]);
       batch_.positions.push_back(p);
       batch_.seq_idx.push_back(static_cast<int32_t>(s));
       batch_.slot_mapping.push_back(kv_.slot(c.seq->id, p));
       if (window_group) batch_.window_slot_mapping.push_back(kv_.slot(c.seq->id, p, kv::KvGroup::Window));
     }
-    if (c.needs_sample) batch_.logits_rows.push_back(static_cast<int32_t>(batch_.token_ids.size() - 1));
+    if (c.needs_sample) {
+      const int n_rows = 1 + c.n_draft;  // the last own token's prediction, then one after each proposed token
+      for (int r = n_rows; r > 0; --r) batch_.logits_rows.push_back(static_cast<int32_t>(batch_.token_ids.size() - r));
+    }
   }
   model_.forward(batch_, storage_, buffers_, logits_, pool_);
 }

@@ -16,7 +16,8 @@ class ModelRunner {
   ModelRunner(model::Model& model, model::KvStorage& storage, kv::KVCacheManager& kv, ThreadPool& pool)
       : model_(model), storage_(storage), kv_(kv), pool_(pool), buffers_(model.shared_device()) {}
 
-  // Runs the step. Afterwards logits_row(i) is the logits of the i-th chunk with needs_sample, in plan order.
+  // Runs the step. Afterwards the logits rows are those of the chunks with needs_sample, in plan order: one per
+  // chunk, or 1 + n_draft for a chunk that verifies proposed tokens.
   void run(const StepPlan& plan);
   const float* logits_row(size_t i) const { return logits_.data() + i * model_.config().n_vocab; }
   const model::Batch& last_batch() const { return batch_; }

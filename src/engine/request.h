@@ -48,6 +48,9 @@ struct Request {
   // logits, so the prompt is computed once for all n choices. If the parent has already moved on (or the prompts
   // differ, or max_num_seqs sequences already run), the request runs on its own, served by the prefix cache.
   RequestId fork_of = 0;
+  // Opt out of the engine's speculative decoding (SpeculativeConfig) for this request. Speculation never changes
+  // what is sampled; this is for a request whose latency must not vary with how well its guesses go.
+  bool speculative = true;
   // Constrained output (a JSON schema, regex, choice list or GBNF grammar, compiled): only tokens the grammar allows
   // are sampled, end-of-generation only where its text is complete, and the request stops when nothing can follow.
   // Null: unconstrained. Once submitted, only the engine thread touches it (requests may share one).

@@ -67,14 +67,27 @@ StepPlan Scheduler::schedule() {
   // 1. Running requests, oldest admission first; preempt from the newest end when blocks run out.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence* seq = running_[i];
-    const int n_new = chunk_size(*seq, budget, n_long);
+    int n_new = chunk_size(*seq, budget, n_long);
     if (n_new <= 0) {
       ++i;
       continue;
     }
+    // A decode with proposed tokens verifies them in the same chunk, from budget the running requests after it do
+    // not need for their own next token.
+    int n_draft = 0;
+    if (seq->n_uncomputed() == 1 && !seq->draft.empty()) {
+      const int spare = budget - static_cast<int>(running_.size() - i);
+      n_draft = std::clamp(spare, 0, static_cast<int>(seq->draft.size()));
+      n_new += n_draft;
+    }
     std::optional<kv::SlotAllocation> alloc;
     bool self_preempted = false;
-    while (!(alloc = kv_.allocate_slots(seq->id, seq->tokens, n_new))) {
+    while (!(alloc = kv_.allocate_slots(seq->id, seq->tokens, n_new, nullptr, n_draft))) {
+      if (n_draft > 0) {  // no room for the guesses: never preempt anyone for them
+        n_new -= n_draft;
+        n_draft = 0;
+        continue;
+      }
       Sequence* victim = running_.back();
       preempt(victim, plan);
       if (victim == seq) {
@@ -84,7 +97,8 @@ StepPlan Scheduler::schedule() {
     }
     if (self_preempted) break;  // everything after it was preempted too
     plan.copies.insert(plan.copies.end(), alloc->copies.begin(), alloc->copies.end());
-    plan.chunks.push_back({seq, seq->n_computed, n_new, seq->n_computed + n_new == static_cast<int>(seq->tokens.size())});
+    plan.chunks.push_back({seq, seq->n_computed, n_new,
+                           seq->n_computed + n_new - n_draft == static_cast<int>(seq->tokens.size()), n_draft});
     budget -= n_new;
     plan.n_tokens += n_new;
     if (n_new > config_.long_prefill_threshold) ++n_long;
@@ -133,6 +147,13 @@ bool Scheduler::try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan)
 
 void Scheduler::complete(const StepPlan& plan) {
   for (const ScheduledChunk& c : plan.chunks) c.seq->n_computed = c.start + c.n_new;
+}
+
+void Scheduler::reject_draft(Sequence& seq, int n_rejected) {
+  assert(n_rejected >= 0 && n_rejected <= seq.n_computed);
+  if (n_rejected == 0) return;
+  seq.n_computed -= n_rejected;
+  kv_.rollback(seq.id, seq.n_computed);
 }
 
 }  // namespace kairo::engine

@@ -28,6 +28,9 @@ struct ScheduledChunk {
   int start = 0;             // first token position computed this step
   int n_new = 0;             // tokens computed this step
   bool needs_sample = false; // the chunk reaches the last known token: sample the next one
+  // The last n_draft of the n_new tokens are the sequence's proposed tokens (Sequence::draft), not yet its own;
+  // every one of the chunk's positions then gets a logits row, to verify them.
+  int n_draft = 0;
 };
 
 struct StepPlan {
@@ -49,6 +52,9 @@ class Scheduler {
   StepPlan schedule();
   // After the forward pass: the scheduled tokens now have KV.
   void complete(const StepPlan& plan);
+  // After verification: the last n_rejected proposed tokens computed for the sequence were not accepted. Their KV
+  // slots go back (Sequence::n_computed and the KV manager roll back).
+  void reject_draft(Sequence& seq, int n_rejected);
 
   int n_waiting() const { return static_cast<int>(waiting_.size()); }
   int n_running() const { return static_cast<int>(running_.size()); }

@@ -52,6 +52,11 @@ struct Sequence {
   Sequence* fork_parent = nullptr;   // set while parked
   std::vector<Sequence*> forks;      // children parked on this sequence
 
+  // Speculative decoding: this step's proposed continuation (verified by the step, then cleared), and how many
+  // tokens this request proposes at most next time (SpeculativeConfig::num_tokens, adapted to its acceptance).
+  std::vector<int32_t> draft;
+  int spec_k = 0;
+
   int n_generated() const { return static_cast<int>(tokens.size()) - n_prompt; }
   int n_uncomputed() const { return static_cast<int>(tokens.size()) - n_computed; }
 };

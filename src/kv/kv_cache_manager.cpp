@@ -111,8 +111,9 @@ size_t KVCacheManager::verified_hit_blocks(const PrefixHit& hit, std::span<const
 }
 
 std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::span<const int32_t> tokens,
-                                                             int32_t n_new_tokens, const PrefixHit* hit) {
-  assert(n_new_tokens >= 0);
+                                                             int32_t n_new_tokens, const PrefixHit* hit,
+                                                             int32_t n_lookahead) {
+  assert(n_new_tokens >= 0 && n_lookahead >= 0 && n_lookahead <= n_new_tokens);
   const int32_t bs = block_size();
   auto it = requests_.find(id);
   const bool is_new = it == requests_.end();
@@ -131,7 +132,7 @@ std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::
     if (has_window_group() && i >= first_window) n_hit_window_evictable += window_pool_->ref_count(hit->window_blocks[i]) == 0;
   }
   const int32_t end = start + n_new_tokens;
-  assert(static_cast<size_t>(end) <= tokens.size());
+  assert(static_cast<size_t>(end - n_lookahead) <= tokens.size());
   const int32_t n_have = static_cast<int32_t>(cur.blocks.size() + n_hit_blocks);
   const int32_t n_needed = std::max(0, cdiv(end, bs) - n_have);
   const bool writes_into_last = n_new_tokens > 0 && start % bs != 0;
@@ -175,13 +176,32 @@ std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::
     r.window_blocks.insert(r.window_blocks.end(), out.new_window_blocks.begin(), out.new_window_blocks.end());
   }
   r.n_tokens = end;
-  if (config_.enable_prefix_caching) publish_full_blocks(r, tokens);
+  if (config_.enable_prefix_caching) publish_full_blocks(r, tokens, end - n_lookahead);
   return out;
 }
 
-void KVCacheManager::publish_full_blocks(RequestState& r, std::span<const int32_t> tokens) {
+void KVCacheManager::rollback(RequestId id, int32_t n_tokens) {
+  const auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  RequestState& r = it->second;
+  assert(n_tokens >= 0 && n_tokens <= r.n_tokens);
+  assert(r.hashes.size() * static_cast<size_t>(block_size()) <= static_cast<size_t>(n_tokens));
+  const size_t keep = static_cast<size_t>(cdiv(n_tokens, block_size()));
+  // Last block first, as free() does.
+  for (size_t i = r.blocks.size(); i > keep; --i) pool_.release(std::span(&r.blocks[i - 1], 1));
+  r.blocks.resize(std::min(keep, r.blocks.size()));
+  if (has_window_group()) {
+    for (size_t i = r.window_blocks.size(); i > keep; --i)
+      if (r.window_blocks[i - 1] != kNullBlock) window_pool_->release(std::span(&r.window_blocks[i - 1], 1));
+    r.window_blocks.resize(std::min(keep, r.window_blocks.size()));
+    r.n_window_released = std::min(r.n_window_released, static_cast<int32_t>(r.window_blocks.size()));
+  }
+  r.n_tokens = n_tokens;
+}
+
+void KVCacheManager::publish_full_blocks(RequestState& r, std::span<const int32_t> tokens, int32_t n_committed) {
   const size_t bs = static_cast<size_t>(block_size());
-  const size_t n_full = static_cast<size_t>(r.n_tokens) / bs;
+  const size_t n_full = static_cast<size_t>(n_committed) / bs;
   for (size_t i = r.hashes.size(); i < n_full; ++i) {
     const uint64_t parent_hash = i == 0 ? kRootBlockHash : r.hashes[i - 1];
     const uint64_t h = block_hash(parent_hash, tokens, i, r.salt);

@@ -95,8 +95,17 @@ class KVCacheManager {
   // computed. Copy-on-write: writing into a partially filled last block shared with a fork moves this request
   // to a private copy. nullopt, with nothing changed, when a pool lacks the blocks (except that windowed blocks
   // behind the window, which no later token reads, are released either way).
+  //
+  // Speculative decoding: the last n_lookahead of the new slots hold proposed tokens that may be rejected. `tokens`
+  // then covers only the committed ones (it may end n_lookahead short of the new end), and no block holding a
+  // lookahead slot is published to the prefix cache until its tokens are committed (by a later allocation), so
+  // rollback() never takes back KV that another request may have adopted.
   std::optional<SlotAllocation> allocate_slots(RequestId id, std::span<const int32_t> tokens, int32_t n_new_tokens,
-                                               const PrefixHit* hit = nullptr);
+                                               const PrefixHit* hit = nullptr, int32_t n_lookahead = 0);
+
+  // Gives back the request's slots from position n_tokens on (rejected proposals): blocks wholly past it return
+  // to the pool. n_tokens must not cut into a published block, which allocate_slots guarantees for lookahead slots.
+  void rollback(RequestId id, int32_t n_tokens);
 
   // n > 1: child starts as parent's exact state, sharing every block (ref counts +1). child must be new.
   void fork(RequestId parent, RequestId child);
@@ -135,8 +144,8 @@ class KVCacheManager {
 
   uint64_t block_hash(uint64_t parent, std::span<const int32_t> tokens, size_t block_idx,
                       std::string_view salt) const;
-  // Hashes and publishes the request's blocks that are full within its first n_tokens.
-  void publish_full_blocks(RequestState& r, std::span<const int32_t> tokens);
+  // Hashes and publishes the request's blocks that are full within its first n_committed tokens.
+  void publish_full_blocks(RequestState& r, std::span<const int32_t> tokens, int32_t n_committed);
   // How many of the hit's first n_blocks are still cached as found, in both groups.
   size_t verified_hit_blocks(const PrefixHit& hit, std::span<const int32_t> tokens) const;
   // Whether the windowed blocks a hit of n blocks needs, window_blocks[first_window_block(n * bs) .. n), are the

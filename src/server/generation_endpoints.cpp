@@ -54,6 +54,7 @@ engine::Request make_engine_request(const GenerationParams& p, std::vector<int32
   r.stop.stop_token_ids = p.stop_token_ids;
   r.stop.ignore_eos = p.ignore_eos;
   r.priority = p.priority;
+  r.speculative = p.speculative;
   return r;
 }
 

@@ -128,6 +128,20 @@ std::string ServerMetrics::render(const engine::EngineStats& stats, double devic
   counter("prompt_tokens_total", static_cast<double>(prompt_tokens_.load()), "Number of prefill tokens processed.");
   counter("generation_tokens_total", static_cast<double>(generation_tokens_.load()),
           "Number of generation tokens processed.");
+  counter("spec_decode_num_drafts_total", static_cast<double>(stats.spec_num_drafts),
+          "Number of spec decoding drafts.");
+  counter("spec_decode_num_draft_tokens_total", static_cast<double>(stats.spec_num_draft_tokens),
+          "Number of draft tokens.");
+  counter("spec_decode_num_accepted_tokens_total", static_cast<double>(stats.spec_num_accepted_tokens),
+          "Number of accepted tokens.");
+  {
+    const std::string full = prefix_ + "spec_decode_num_accepted_tokens_per_pos_total";
+    head(full, "counter", "Accepted tokens per draft position.");
+    for (size_t i = 0; i < stats.spec_num_accepted_tokens_per_pos.size(); ++i) {
+      sample(full, static_cast<double>(stats.spec_num_accepted_tokens_per_pos[i]),
+             ",position=\"" + std::to_string(i) + "\"");
+    }
+  }
   {
     const std::string full = prefix_ + "request_success_total";
     head(full, "counter", "Count of successfully processed requests.");

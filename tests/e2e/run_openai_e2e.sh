@@ -4,6 +4,7 @@
 # then stops the server with SIGTERM and checks that it exits 0.
 #
 #   tests/e2e/run_openai_e2e.sh [path/to/kairo] [model.gguf] [device]   (device: cpu by default, or vulkan[:N])
+#   KAIRO_E2E_SERVE_ARGS="--speculative ngram" ... adds flags to the server under test.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -19,8 +20,9 @@ if [ ! -f "$here/node_modules/openai/package.json" ]; then
 fi
 
 log="$(mktemp)"
+read -r -a extra_args <<< "${KAIRO_E2E_SERVE_ARGS:-}"
 "$KAIRO" serve --model "$MODEL" --device "$DEVICE" --port 0 --served-model-name e2e-model --shutdown-timeout 5 --no-access-log \
-  2>"$log" &
+  "${extra_args[@]}" 2>"$log" &
 pid=$!
 cleanup() { kill -9 "$pid" 2>/dev/null || true; rm -f "$log"; }
 trap cleanup EXIT

@@ -53,7 +53,8 @@ TEST_F(CompletionsTest, SamplingParametersReachTheEngine) {
                      {"logit_bias", {{"300", -100}, {"301", 5.5}}},
                      {"ignore_eos", true},
                      {"stop_token_ids", {400, 401}},
-                     {"user", "alice"}};
+                     {"user", "alice"},
+                     {"speculative", false}};
   const auto r = post("/v1/completions", body);
   ASSERT_EQ(r.status, 200) << r.body;
   const auto sent = engine_->submitted();
@@ -74,6 +75,7 @@ TEST_F(CompletionsTest, SamplingParametersReachTheEngine) {
   EXPECT_TRUE(sent[0].stop.ignore_eos);
   EXPECT_EQ(sent[0].stop.stop_token_ids, (std::vector<int32_t>{400, 401}));
   EXPECT_EQ(sent[0].stop.max_tokens, 3);
+  EXPECT_FALSE(sent[0].speculative);
 }
 
 TEST_F(CompletionsTest, DefaultMaxTokensIs16AndTopKMinusOneMeansOff) {
@@ -82,6 +84,10 @@ TEST_F(CompletionsTest, DefaultMaxTokensIs16AndTopKMinusOneMeansOff) {
   EXPECT_EQ(r.json()["usage"]["completion_tokens"], 16);
   EXPECT_EQ(engine_->submitted()[0].stop.max_tokens, 16);
   EXPECT_EQ(engine_->submitted()[0].sampling.top_k, 0);
+  EXPECT_TRUE(engine_->submitted()[0].speculative);  // speculation is the server's choice unless a request opts out
+  const auto bad = post("/v1/completions", {{"prompt", "Hi"}, {"speculative", "no"}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(bad.body.find("speculative"), std::string::npos);
 }
 
 TEST_F(CompletionsTest, TokenIdPromptIsPassedThrough) {

@@ -74,6 +74,20 @@ TEST(MetricsPrefixTest, VllmPrefixRenamesTheVllmMetrics) {
   EXPECT_TRUE(has_line(windowed, "kairo:window_kv_cache_usage_perc{model_name=\"m\"} 0.25"));
 }
 
+TEST(MetricsPrefixTest, SpeculativeDecodingCountersUseVllmNames) {
+  ServerMetrics metrics("vllm:", "m");
+  const std::string text = metrics.render(engine::EngineStats{.spec_num_drafts = 10,
+                                                              .spec_num_draft_tokens = 40,
+                                                              .spec_num_accepted_tokens = 25,
+                                                              .spec_num_accepted_tokens_per_pos = {9, 8, 5, 3}},
+                                          0);
+  EXPECT_TRUE(has_line(text, "vllm:spec_decode_num_drafts_total{model_name=\"m\"} 10"));
+  EXPECT_TRUE(has_line(text, "vllm:spec_decode_num_draft_tokens_total{model_name=\"m\"} 40"));
+  EXPECT_TRUE(has_line(text, "vllm:spec_decode_num_accepted_tokens_total{model_name=\"m\"} 25"));
+  EXPECT_TRUE(has_line(text, "vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"0\"} 9"));
+  EXPECT_TRUE(has_line(text, "vllm:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"m\",position=\"3\"} 3"));
+}
+
 TEST(HistogramTest, BucketsAreCumulativeWithInclusiveUpperBounds) {
   Histogram h({0.1, 1.0, 10.0});
   for (double v : {0.05, 0.1, 0.5, 5.0, 50.0}) h.observe(v);

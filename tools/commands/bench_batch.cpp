@@ -10,6 +10,7 @@
 #include "bench_registry.h"
 #include "command_registry.h"
 #include "device_option.h"
+#include "speculative_options.h"
 
 namespace kairo::tools {
 namespace {
@@ -20,6 +21,7 @@ struct BatchArgs {
   std::string grammar_file;
   bench::BatchBenchOptions options;
   bool json = false;
+  SpeculativeArgs speculative;
   std::string device = "cpu";
 };
 
@@ -29,6 +31,16 @@ int run_bench_batch(const BatchArgs& a) {
     std::fprintf(stderr, "error: --threads and --temperature must be >= 0\n");
     return 1;
   }
+  options.oracle = a.speculative.method == "oracle";
+  SpeculativeArgs spec_args = a.speculative;
+  if (options.oracle) spec_args.method = "ngram";  // validated as one; the bench swaps in the oracle
+  auto spec = speculative_config(spec_args);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "error: %s, or oracle\n", spec.error().message.c_str());
+    return 1;
+  }
+  options.speculative = *spec;
+  const bool speculating = a.speculative.method != "none";
   auto model = load_model_on(a.model, a.device);
   if (!model.ok()) {
     std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
@@ -55,15 +67,24 @@ int run_bench_batch(const BatchArgs& a) {
     std::printf("model: %s (%s), backend %s, %d threads, prompt %d, gen %d, temperature %g\n\n", a.model.c_str(),
                 model_label(m).c_str(), m.device().name().c_str(), n_threads, a.options.n_prompt, a.options.n_gen,
                 a.options.temperature);
-    std::printf("| B | PP | TG | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |\n");
-    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    std::printf("| B | PP | TG | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |%s\n",
+                speculating ? " speculative | accepted | mean length |" : "");
+    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |%s\n",
+                speculating ? " --- | ---: | ---: |" : "");
     std::fflush(stdout);
   }
   auto print_row = [&](const bench::BatchBenchRow& r) {
     if (a.json) return;
-    std::printf("| %d | %d | %d | %.3f | %.2f | %.3f | %.2f | %.3f | %.2f |\n", r.n_seqs, r.n_prompt * r.n_seqs,
+    std::printf("| %d | %d | %d | %.3f | %.2f | %.3f | %.2f | %.3f | %.2f |", r.n_seqs, r.n_prompt * r.n_seqs,
                 r.n_gen * r.n_seqs, r.prefill_seconds, r.prefill_tps, r.gen_seconds, r.gen_tps, r.total_seconds,
                 r.total_tps);
+    if (speculating) {
+      // Acceptance rate over the proposed tokens; tokens emitted per verifying step (1 + accepted / proposals).
+      const double rate = r.spec_draft_tokens > 0 ? 100.0 * r.spec_accepted / r.spec_draft_tokens : 0.0;
+      const double mean = r.spec_drafts > 0 ? 1.0 + static_cast<double>(r.spec_accepted) / r.spec_drafts : 0.0;
+      std::printf(" %s | %.1f %% | %.2f |", r.speculative.c_str(), rate, mean);
+    }
+    std::printf("\n");
     std::fflush(stdout);
   };
   auto rows = bench::run_batch_bench(m, **tok, options, print_row);
@@ -90,7 +111,11 @@ int run_bench_batch(const BatchArgs& a) {
                            {"total_tokens", r.total_tokens},
                            {"gen_ts", r.gen_tps},
                            {"total_s", r.total_seconds},
-                           {"total_ts", r.total_tps}});
+                           {"total_ts", r.total_tps},
+                           {"speculative", r.speculative},
+                           {"spec_drafts", r.spec_drafts},
+                           {"spec_draft_tokens", r.spec_draft_tokens},
+                           {"spec_accepted_tokens", r.spec_accepted}});
     }
     std::printf("%s\n", j.dump(2).c_str());
   }
@@ -117,6 +142,9 @@ void setup(CLI::App& bench) {
                                  "Constrain every request to this JSON Schema (a file): the cost of structured output");
   cmd->add_option("--grammar", a->grammar_file, "Constrain every request to this GBNF grammar (a file)")->excludes(schema);
   cmd->add_flag("--json", a->json, "Print JSON");
+  add_speculative_options(cmd, a->speculative,
+                          ", or oracle (propose the target's own greedy continuation, recorded by a run without "
+                          "speculation on the same prompts: both rows are printed)");
   cmd->callback([a] { set_exit_code(run_bench_batch(*a)); });
 }
 

@@ -12,6 +12,7 @@
 
 #include "command_registry.h"
 #include "device_option.h"
+#include "speculative_options.h"
 #include "core/format.h"
 #include "engine/engine.h"
 #include "gguf/gguf_file.h"
@@ -47,6 +48,7 @@ struct ServeArgs {
   int max_waiting = 1024;
   bool no_prefix_caching = false;
   bool exact_numerics = false;
+  SpeculativeArgs speculative;
   std::string device = "cpu";
 };
 
@@ -139,6 +141,7 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   config.max_waiting = a.max_waiting;
   config.enable_prefix_caching = !a.no_prefix_caching;
   config.exact_numerics = a.exact_numerics;
+  KAIRO_TRY_ASSIGN(config.speculative, speculative_config(a.speculative));
   KAIRO_TRY_ASSIGN(auto engine, engine::Engine::create(model, tok, config));
   return EngineHolder{std::move(engine)};
 }
@@ -240,6 +243,15 @@ int run_serve(ServeArgs a) {
   auto engine = make_engine(**model, tk, a, *kv);
   if (!engine.ok()) return fail("cannot start the engine: " + engine.error().message);
   std::fprintf(stderr, "kairo serve: %s\n", engine->engine->memory_summary().c_str());
+  if (a.speculative.method != "none") {
+    const engine::SpeculativeConfig& sc = a.speculative.config;
+    std::fprintf(stderr,
+                 "kairo serve: speculative decoding: %s (suffixes of %d-%d tokens), up to %d proposed tokens per "
+                 "request and step, %s\n",
+                 a.speculative.method.c_str(), sc.ngram.min_n, sc.ngram.max_n, sc.num_tokens,
+                 sc.max_batch > 0 ? strprintf("while fewer than %d requests run", sc.max_batch).c_str()
+                                  : "whatever the batch");
+  }
 
   srv.attach(*engine->engine, tk, std::move(chat_template), template_traits);
   const bool drained = srv.run_until_signal([&] {
@@ -344,6 +356,7 @@ void setup(CLI::App& app) {
   cmd->add_flag("--exact-numerics", a->exact_numerics,
                 "Batch-invariant matmuls for every request (default: only for temperature 0; steps of sampled "
                 "requests alone may use faster relaxed kernels for long prompts)");
+  add_speculative_options(cmd, a->speculative);
   cmd->callback([a] { set_exit_code(run_serve(*a)); });
 }
 

@@ -224,6 +224,7 @@ std::optional<ApiError> parse_generation_params(const json& body, const ParseCon
   s.n_logprobs = out.logprobs;
   KAIRO_API_TRY(get_string(body, "user", "user", kMaxUserBytes, out.user));
   KAIRO_API_TRY(get_int(body, "priority", "priority", -(1 << 20), 1 << 20, out.priority));
+  KAIRO_API_TRY(get_bool(body, "speculative", "speculative", out.speculative));
   KAIRO_API_TRY(parse_structured_output(body, out));
   return std::nullopt;
 }

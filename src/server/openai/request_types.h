@@ -26,6 +26,7 @@ struct GenerationParams {
   int logprobs = -1;                  // -1 none, else top alternatives per token (0 = only the chosen token)
   std::string user;
   int priority = 0;
+  bool speculative = true;  // kairo extension: false opts this request out of the server's speculative decoding
   // Constrained output as GBNF (empty: none) and the request field it came from, for error messages. Compiled by
   // the route through the server's grammar cache.
   std::string grammar;

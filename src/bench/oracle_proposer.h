@@ -1,0 +1,36 @@
+#pragma once
+// The bench's oracle proposer (`kairo bench batch --speculative oracle`): proposes the target model's own greedy
+// continuation, recorded by a run without speculation, so every guess is accepted. It measures what verifying k
+// tokens per step costs and saves, independent of how good a real proposer's guesses are.
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "engine/proposer.h"
+
+namespace kairo::bench {
+
+class OracleProposer final : public engine::Proposer {
+ public:
+  // prompt -> the tokens generated after it.
+  void set(std::map<std::vector<int32_t>, std::vector<int32_t>> continuations) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    continuations_ = std::move(continuations);
+  }
+
+  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) const override {
+    out.clear();
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = continuations_.find(std::vector<int32_t>(tokens.begin(), tokens.begin() + n_prompt));
+    if (it == continuations_.end()) return;
+    const size_t n_generated = tokens.size() - static_cast<size_t>(n_prompt);
+    for (size_t i = n_generated; i < it->second.size() && out.size() < static_cast<size_t>(k); ++i)
+      out.push_back(it->second[i]);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::vector<int32_t>, std::vector<int32_t>> continuations_;
+};
+
+}  // namespace kairo::bench
