@@ -144,7 +144,7 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
   ec.speculative = o.speculative;
   std::shared_ptr<OracleProposer> oracle;
   if (o.oracle) {
-    oracle = std::make_shared<OracleProposer>();
+    oracle = std::make_shared<OracleProposer>(o.oracle_accuracy, c.n_vocab);
     ec.speculative.method = engine::SpeculativeMethod::Custom;
     ec.speculative.custom = oracle;
   }

@@ -39,6 +39,7 @@ struct BatchBenchOptions {
   // (OracleProposer, speculative.num_tokens at most per step); both rows are reported.
   engine::SpeculativeConfig speculative;
   bool oracle = false;
+  double oracle_accuracy = 1.0;  // the share of the oracle's proposed tokens that are right (OracleProposer)
 };
 
 struct BatchBenchRow {

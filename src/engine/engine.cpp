@@ -309,10 +309,12 @@ void Engine::propose_drafts() {
   if (!proposer_) return;
   const int max_batch = config_.speculative.max_batch;
   const bool speculate = max_batch == 0 || scheduler_.n_running() < max_batch;
+  int n_decode = 0, n_proposed = 0;
   for (auto& [id, seq] : seqs_) {
     seq->draft.clear();
-    if (!speculate || seq->status != SeqStatus::Running || !seq->request.speculative) continue;
-    if (seq->n_uncomputed() != 1 || seq->n_generated() == 0) continue;  // not decoding (yet)
+    if (seq->status != SeqStatus::Running || seq->n_uncomputed() != 1 || seq->n_generated() == 0) continue;
+    ++n_decode;
+    if (!speculate || !seq->request.speculative) continue;
     // Guesses past max_tokens or the context could never be emitted.
     const int room = std::min(seq->request.stop.max_tokens - seq->n_generated() - 1,
                               config_.max_model_len - static_cast<int>(seq->tokens.size()));
@@ -324,6 +326,10 @@ void Engine::propose_drafts() {
     const int n_vocab = model_.config().n_vocab;
     const auto bad = std::find_if(seq->draft.begin(), seq->draft.end(), [n_vocab](int32_t t) { return t < 0 || t >= n_vocab; });
     seq->draft.erase(bad, seq->draft.end());
+    n_proposed += static_cast<int>(seq->draft.size());
+  }
+  if (n_proposed > 0 && config_.speculative.adaptive && !speculation_gate_.worth_it(n_decode, n_proposed)) {
+    for (auto& [id, seq] : seqs_) seq->draft.clear();
   }
 }
 
@@ -347,6 +353,7 @@ void Engine::verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t fir
     emit_token(seq, token, logits);
     if (!matched || seq.status == SeqStatus::Finished) break;
   }
+  speculation_gate_.observe_verification(chunk.n_draft, n_accepted);
   // Propose more after a fully accepted guess, fewer after a rejection (a wrong guess costs compute).
   seq.spec_k = n_accepted == chunk.n_draft ? std::min(seq.spec_k + 1, config_.speculative.num_tokens)
                                            : n_accepted + 1;
@@ -390,6 +397,11 @@ void Engine::step() {
   }
   scheduler_.complete(plan);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (proposer_ && std::all_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& c) {
+        return c.needs_sample && c.n_new == 1 + c.n_draft && c.seq->n_generated() > 0;
+      })) {
+    speculation_gate_.observe_step(plan.n_tokens, seconds);  // a decode-only step: what T(n) the gate weighs
+  }
   const double gbps = static_cast<double>(model_.weights().n_bytes) / std::max(seconds, 1e-9) / 1e9;
   weight_gbps_ = weight_gbps_ == 0 ? gbps : 0.9 * weight_gbps_ + 0.1 * gbps;
 

@@ -16,6 +16,7 @@
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
+#include "engine/speculation_gate.h"
 #include "engine/speculative_config.h"
 #include "kv/kv_cache_manager.h"
 #include "model/kv_storage.h"
@@ -111,6 +112,7 @@ class Engine final : public EngineClient {
   ModelRunner runner_;
   std::vector<int32_t> eog_ids_;
   std::shared_ptr<const Proposer> proposer_;  // null: no speculation
+  SpeculationGate speculation_gate_;
 
   // Engine-thread state.
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> seqs_;

@@ -15,9 +15,11 @@ struct SpeculativeConfig {
   // were all accepted it proposes one more (up to this), after a rejection as many as were accepted plus one.
   int num_tokens = 4;
   NgramConfig ngram;
-  // Nobody speculates in a step when this many requests run or more: a larger batch is compute-bound already, and
-  // a rejected guess then costs as much as a real token. 0: always speculate.
-  int max_batch = 8;
+  // Speculate only in steps where it pays, by the engine's measured step times and acceptance (SpeculationGate):
+  // in a compute-bound batch a rejected guess costs as much as a real token. false: whenever there are proposals.
+  bool adaptive = true;
+  // And never in a step where this many requests run or more (0: no such cap).
+  int max_batch = 0;
   std::shared_ptr<const Proposer> custom;  // SpeculativeMethod::Custom (tests, the bench's oracle)
 };
 

@@ -16,10 +16,17 @@ kairo:e2e_request_latency_seconds_sum{model_name="m"} 6
 kairo:e2e_request_latency_seconds_count{model_name="m"} 3
 kairo:generation_tokens_total{model_name="m"} 63
 kairo:num_requests_running{model_name="m"} 0
+kairo:spec_decode_num_drafts_total{model_name="m"} 10
+kairo:spec_decode_num_draft_tokens_total{model_name="m"} 40
+kairo:spec_decode_num_accepted_tokens_total{model_name="m"} 20
+kairo:spec_decode_num_accepted_tokens_per_pos_total{model_name="m",position="0"} 8
 )";
 
 TEST(ServerMetrics, ParsesVllmNamesUnderAnyPrefix) {
   const ServerCounters c = parse_server_metrics(kScrape);
+  EXPECT_DOUBLE_EQ(c.spec_drafts, 10);
+  EXPECT_DOUBLE_EQ(c.spec_draft_tokens, 40);
+  EXPECT_DOUBLE_EQ(c.spec_accepted_tokens, 20);  // not the per-position counter
   EXPECT_TRUE(c.available);
   EXPECT_DOUBLE_EQ(c.ttft_sum, 1.5);
   EXPECT_DOUBLE_EQ(c.ttft_count, 3);
@@ -58,6 +65,13 @@ TEST(ServerMetrics, ViewIsTheMeanOverTheRequestsBetweenScrapes) {
   EXPECT_NEAR(v.mean_itl_ms, 20, 1e-9);
   EXPECT_NEAR(v.mean_e2e_ms, 1500, 1e-9);
   EXPECT_DOUBLE_EQ(v.generation_tokens, 150);
+  EXPECT_EQ(v.spec_mean_accepted_length, 0);  // nothing proposed in between
+  after.spec_drafts += 20;                    // 20 verifications, 60 tokens proposed, 30 accepted
+  after.spec_draft_tokens += 60;
+  after.spec_accepted_tokens += 30;
+  const ServerView spec = server_view(before, after);
+  EXPECT_DOUBLE_EQ(spec.spec_acceptance_rate, 0.5);
+  EXPECT_DOUBLE_EQ(spec.spec_mean_accepted_length, 2.5);
   EXPECT_FALSE(server_view(before, before).available);             // nothing finished in between
   EXPECT_FALSE(server_view(ServerCounters{}, after).available);    // the server had no metrics before
 }

@@ -105,7 +105,7 @@ EngineConfig speculating(const std::vector<Request>& reqs, const std::vector<std
   cfg.speculative.method = SpeculativeMethod::Custom;
   cfg.speculative.custom = std::make_shared<PartlyRightProposer>(reqs, outputs, model().model->config().n_vocab);
   cfg.speculative.num_tokens = 5;
-  cfg.speculative.max_batch = 0;  // speculate whatever the batch
+  cfg.speculative.adaptive = false;  // speculate in every step, whatever it costs
   return cfg;
 }
 
@@ -166,7 +166,7 @@ TEST(SpeculativeDecoding, NgramProposalsKeepGreedyOutputs) {
   EngineConfig cfg;
   cfg.speculative.method = SpeculativeMethod::Ngram;
   cfg.speculative.ngram = {1, 3};
-  cfg.speculative.max_batch = 0;
+  cfg.speculative.adaptive = false;
   auto engine = make_engine(cfg);
   EXPECT_EQ(tokens_of(testing::run_requests(*engine, requests32())), reference32());
   const EngineStats s = engine->stats();
@@ -190,7 +190,7 @@ TEST(SpeculativeDecoding, AStopTokenInsideAnAcceptedProposalEndsTheRequestThere)
   cfg.speculative.custom =
       std::make_shared<PartlyRightProposer>(reqs, reference32(), model().model->config().n_vocab, /*always_right=*/true);
   cfg.speculative.num_tokens = 4;
-  cfg.speculative.max_batch = 0;
+  cfg.speculative.adaptive = false;
   auto engine = make_engine(cfg);
   const auto got = testing::run_requests(*engine, reqs);
   for (size_t i = 0; i < reqs.size(); ++i) {

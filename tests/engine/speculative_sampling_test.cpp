@@ -90,7 +90,7 @@ TEST(SpeculativeSampling, NgramProposalsKeepTheDistribution) {
   spec.method = SpeculativeMethod::Ngram;
   spec.ngram = {1, 3};
   spec.num_tokens = 2;
-  spec.max_batch = 0;
+  spec.adaptive = false;
   EngineStats stats;
   const auto counts = sample_counts(spec, 1 + kSamples, &stats);
   // The proposals must matter: many of them accepted, many rejected.
@@ -127,7 +127,7 @@ TEST(SpeculativeSampling, LikelyProposalsKeepTheDistribution) {
   spec.method = SpeculativeMethod::Custom;
   spec.custom = std::make_shared<LikelyProposer>();
   spec.num_tokens = 2;
-  spec.max_batch = 0;
+  spec.adaptive = false;
   EngineStats stats;
   const auto counts = sample_counts(spec, 1 + 2 * kSamples, &stats);
   EXPECT_GT(stats.spec_num_accepted_tokens, kSamples / 10);

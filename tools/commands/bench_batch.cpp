@@ -142,6 +142,10 @@ void setup(CLI::App& bench) {
                                  "Constrain every request to this JSON Schema (a file): the cost of structured output");
   cmd->add_option("--grammar", a->grammar_file, "Constrain every request to this GBNF grammar (a file)")->excludes(schema);
   cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->add_option("--oracle-accuracy", a->options.oracle_accuracy,
+                  "With --speculative oracle: the share of proposed tokens that are right (what verification costs "
+                  "and saves at lower acceptance)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   add_speculative_options(cmd, a->speculative,
                           ", or oracle (propose the target's own greedy continuation, recorded by a run without "
                           "speculation on the same prompts: both rows are printed)");

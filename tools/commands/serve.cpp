@@ -247,10 +247,10 @@ int run_serve(ServeArgs a) {
     const engine::SpeculativeConfig& sc = a.speculative.config;
     std::fprintf(stderr,
                  "kairo serve: speculative decoding: %s (suffixes of %d-%d tokens), up to %d proposed tokens per "
-                 "request and step, %s\n",
+                 "request and step, %s%s\n",
                  a.speculative.method.c_str(), sc.ngram.min_n, sc.ngram.max_n, sc.num_tokens,
-                 sc.max_batch > 0 ? strprintf("while fewer than %d requests run", sc.max_batch).c_str()
-                                  : "whatever the batch");
+                 sc.adaptive ? "in steps where the measured step times say it pays" : "in every step",
+                 sc.max_batch > 0 ? strprintf(", while fewer than %d requests run", sc.max_batch).c_str() : "");
   }
 
   srv.attach(*engine->engine, tk, std::move(chat_template), template_traits);

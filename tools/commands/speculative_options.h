@@ -27,8 +27,11 @@ inline void add_speculative_options(CLI::App* cmd, SpeculativeArgs& a, const std
   cmd->add_option("--ngram-max", a.config.ngram.max_n, "Longest suffix the n-gram proposer matches")
       ->capture_default_str();
   cmd->add_option("--speculative-max-batch", a.config.max_batch,
-                  "No speculation in steps where this many requests run or more (0 = always)")
+                  "No speculation in steps where this many requests run or more (0 = no cap)")
       ->capture_default_str();
+  cmd->add_flag("--speculative-always", [&a](int64_t) { a.config.adaptive = false; },
+                "Verify proposals in every step (default: only where the measured step times and acceptance say it "
+                "pays)");
 }
 
 // The engine's configuration for method none or ngram; other names are an error naming the choices.

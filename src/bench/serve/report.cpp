@@ -57,6 +57,16 @@ std::string markdown_report(const std::vector<LevelMetrics>& levels, const Slo& 
                        ms(m.server.mean_itl_ms).c_str(), ms(m.itl_ms.mean).c_str(), ms(m.server.mean_e2e_ms).c_str(),
                        ms(m.e2e_ms.mean).c_str(), m.server.generation_tokens, static_cast<long long>(m.output_tokens));
     }
+    bool any_spec = false;
+    for (const auto& m : levels) any_spec = any_spec || m.server.spec_mean_accepted_length > 0;
+    if (any_spec) {
+      out += "\nspeculative decoding (the server's counters):\n\n| load | accepted | mean accepted length |\n"
+             "| --- | ---: | ---: |\n";
+      for (const auto& m : levels) {
+        out += strprintf("| %s | %.1f %% | %.2f |\n", m.label.c_str(), 100 * m.server.spec_acceptance_rate,
+                         m.server.spec_mean_accepted_length);
+      }
+    }
   }
   for (const auto& m : levels) {
     if (m.n_failed > 0) {
@@ -100,7 +110,9 @@ nlohmann::json level_json(const LevelMetrics& m) {
   if (m.server.available) {
     j["server_metrics"] = {{"n_requests", m.server.n_requests},         {"mean_ttft_ms", m.server.mean_ttft_ms},
                            {"mean_itl_ms", m.server.mean_itl_ms},       {"mean_e2e_ms", m.server.mean_e2e_ms},
-                           {"generation_tokens", m.server.generation_tokens}};
+                           {"generation_tokens", m.server.generation_tokens},
+                           {"spec_acceptance_rate", m.server.spec_acceptance_rate},
+                           {"spec_mean_accepted_length", m.server.spec_mean_accepted_length}};
   }
   return j;
 }

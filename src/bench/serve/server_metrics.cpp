@@ -40,6 +40,9 @@ ServerCounters parse_server_metrics(const std::string& text) {
     else if (has_name(name, "e2e_request_latency_seconds_sum")) { c.e2e_sum += value; e2e = true; }
     else if (has_name(name, "e2e_request_latency_seconds_count")) c.e2e_count += value;
     else if (has_name(name, "generation_tokens_total")) c.generation_tokens += value;
+    else if (has_name(name, "spec_decode_num_drafts_total")) c.spec_drafts += value;
+    else if (has_name(name, "spec_decode_num_draft_tokens_total")) c.spec_draft_tokens += value;
+    else if (has_name(name, "spec_decode_num_accepted_tokens_total")) c.spec_accepted_tokens += value;
   }
   c.available = ttft && e2e;
   return c;
@@ -72,6 +75,11 @@ ServerView server_view(const ServerCounters& before, const ServerCounters& after
   if (n_itl > 0) v.mean_itl_ms = 1000 * (after.itl_sum - before.itl_sum) / n_itl;
   v.mean_e2e_ms = 1000 * (after.e2e_sum - before.e2e_sum) / v.n_requests;
   v.generation_tokens = after.generation_tokens - before.generation_tokens;
+  const double drafts = after.spec_drafts - before.spec_drafts;
+  const double proposed = after.spec_draft_tokens - before.spec_draft_tokens;
+  const double accepted = after.spec_accepted_tokens - before.spec_accepted_tokens;
+  if (proposed > 0) v.spec_acceptance_rate = accepted / proposed;
+  if (drafts > 0) v.spec_mean_accepted_length = 1 + accepted / drafts;
   return v;
 }
 

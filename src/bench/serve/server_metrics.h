@@ -17,6 +17,8 @@ struct ServerCounters {
   double itl_sum = 0, itl_count = 0;
   double e2e_sum = 0, e2e_count = 0;
   double generation_tokens = 0;
+  // Speculative decoding (vLLM's spec_decode_* counters; 0 when the server does not speculate).
+  double spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
 };
 
 // Parses Prometheus text exposition: `name{labels} value` lines, '#' comments skipped. A metric counts when its
@@ -32,6 +34,9 @@ struct ServerView {
   double n_requests = 0;
   double mean_ttft_ms = 0, mean_itl_ms = 0, mean_e2e_ms = 0;
   double generation_tokens = 0;
+  // Over the level: accepted / proposed tokens, and tokens per verifying step (1 + accepted / proposals); 0 when
+  // nothing was proposed.
+  double spec_acceptance_rate = 0, spec_mean_accepted_length = 0;
 };
 ServerView server_view(const ServerCounters& before, const ServerCounters& after);
 
