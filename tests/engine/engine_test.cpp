@@ -8,12 +8,15 @@
 
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "engine_test_support.h"
 #include "model/model.h"
 #include "test_paths.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kairo::engine {
 namespace {
+
+using testing::mixed_requests;
 
 struct Fixture {
   std::unique_ptr<model::Model> model;
@@ -86,23 +89,6 @@ class Client {
   std::condition_variable done_;
   size_t n_done_ = 0;
 };
-
-std::vector<Request> mixed_requests(int n, int max_tokens) {
-  std::mt19937 rng(1234);
-  std::vector<Request> reqs;
-  const int lengths[] = {1, 2, 5, 16, 17, 31, 64, 100, 150, 233, 300, 400};
-  for (int i = 0; i < n; ++i) {
-    Request r;
-    const int len = lengths[i % 12] + (i / 12);
-    r.prompt_tokens.push_back(1);  // BOS
-    for (int k = 1; k < len; ++k) r.prompt_tokens.push_back(3 + static_cast<int>(rng() % 500));
-    r.sampling.temperature = 0;
-    r.stop.max_tokens = max_tokens;
-    r.stop.ignore_eos = true;
-    reqs.push_back(r);
-  }
-  return reqs;
-}
 
 std::unique_ptr<Engine> make_engine(EngineConfig cfg) {
   Fixture& f = synth_model();

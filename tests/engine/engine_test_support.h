@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,28 @@ inline LoadedModel load_shared_model(const std::string& file) {
   EXPECT_TRUE(t.ok()) << t.error().message;
   if (t.ok()) out.tokenizer = std::move(t).value();
   return out;
+}
+
+// n greedy requests (end-of-sequence ignored) with prompts of 1 to ~400 tokens: BOS, then random ids in 3..502. With
+// repeat_phrase, every odd request's prompt repeats its first 8 tokens, so n-gram proposers find matches.
+inline std::vector<Request> mixed_requests(int n, int max_tokens, uint32_t seed = 1234, bool repeat_phrase = false) {
+  std::mt19937 rng(seed);
+  std::vector<Request> reqs;
+  const int lengths[] = {1, 2, 5, 16, 17, 31, 64, 100, 150, 233, 300, 400};
+  for (int i = 0; i < n; ++i) {
+    Request r;
+    const int len = lengths[i % 12] + (i / 12);
+    r.prompt_tokens.push_back(1);  // BOS
+    for (int k = 1; k < len; ++k) {
+      const bool repeat = repeat_phrase && i % 2 == 1 && k >= 8;
+      r.prompt_tokens.push_back(repeat ? r.prompt_tokens[static_cast<size_t>(k % 8)] : 3 + static_cast<int>(rng() % 500));
+    }
+    r.sampling.temperature = 0;
+    r.stop.max_tokens = max_tokens;
+    r.stop.ignore_eos = true;
+    reqs.push_back(r);
+  }
+  return reqs;
 }
 
 struct Finished {

@@ -19,25 +19,7 @@ testing::LoadedModel& model() {
 }
 
 // Prompts of 1 to ~400 tokens; half of them repeat a phrase, so the n-gram proposer finds something to propose.
-std::vector<Request> mixed_requests(int n, int max_tokens) {
-  std::mt19937 rng(99);
-  std::vector<Request> reqs;
-  const int lengths[] = {1, 2, 5, 16, 17, 31, 64, 100, 150, 233, 300, 400};
-  for (int i = 0; i < n; ++i) {
-    Request r;
-    const int len = lengths[i % 12] + i / 12;
-    r.prompt_tokens.push_back(1);
-    for (int k = 1; k < len; ++k) {
-      const bool repeat = i % 2 == 1 && k >= 8;
-      r.prompt_tokens.push_back(repeat ? r.prompt_tokens[static_cast<size_t>(k % 8)] : 3 + static_cast<int>(rng() % 500));
-    }
-    r.sampling.temperature = 0;
-    r.stop.max_tokens = max_tokens;
-    r.stop.ignore_eos = true;
-    reqs.push_back(r);
-  }
-  return reqs;
-}
+std::vector<Request> mixed_requests(int n, int max_tokens) { return testing::mixed_requests(n, max_tokens, 99, true); }
 
 std::unique_ptr<Engine> make_engine(EngineConfig cfg) {
   auto e = Engine::create(*model().model, *model().tokenizer, cfg);
