@@ -213,6 +213,42 @@ TEST(SpeculativeDecoding, LargeBatchesAndOptedOutRequestsDoNotSpeculate) {
   EXPECT_EQ(engine2->stats().spec_num_drafts, 0);
 }
 
+// Other families' forward passes under speculation: gemma3's sliding-window layers (window 8, on their own block
+// pool, with blocks of 4 so that rollbacks cross window blocks) and qwen3moe's experts (the verifying tokens of one
+// request route to different experts).
+TEST(SpeculativeDecoding, SlidingWindowAndExpertModelsKeepGreedyOutputs) {
+  for (const char* file : {"synth-gemma3.Q8_0.gguf", "synth-qwen3moe.Q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    testing::LoadedModel m = testing::load_shared_model(file);
+    ASSERT_TRUE(m.model && m.tokenizer);
+    const std::vector<Request> reqs = mixed_requests(12, 24);  // prompts of 1 to 400 tokens: 50 windows
+    EngineConfig plain_cfg;
+    plain_cfg.block_size = 4;
+    plain_cfg.max_model_len = 512;
+    plain_cfg.enable_prefix_caching = false;
+    std::vector<std::vector<int32_t>> want;
+    {
+      auto plain = Engine::create(*m.model, *m.tokenizer, plain_cfg);
+      ASSERT_TRUE(plain.ok()) << plain.error().message;
+      for (const Request& r : reqs) want.push_back(testing::run_requests(**plain, {r})[0].tokens);
+    }
+    EngineConfig cfg = plain_cfg;
+    cfg.enable_prefix_caching = true;
+    cfg.speculative.method = SpeculativeMethod::Custom;
+    cfg.speculative.custom = std::make_shared<PartlyRightProposer>(reqs, want, m.model->config().n_vocab);
+    cfg.speculative.num_tokens = 5;
+    cfg.speculative.adaptive = false;
+    auto engine = Engine::create(*m.model, *m.tokenizer, cfg);
+    ASSERT_TRUE(engine.ok()) << engine.error().message;
+    EXPECT_EQ(tokens_of(testing::run_requests(**engine, reqs)), want);
+    const EngineStats s = (*engine)->stats();
+    EXPECT_GT(s.spec_num_accepted_tokens, 0);
+    EXPECT_GT(s.spec_num_draft_tokens, s.spec_num_accepted_tokens);
+    EXPECT_EQ(s.kv_usage, 0.0);
+    EXPECT_EQ(s.n_window_kv_blocks_used, 0);
+  }
+}
+
 TEST(SpeculativeDecoding, RefusesBadSettings) {
   EngineConfig cfg;
   cfg.speculative.method = SpeculativeMethod::Ngram;
