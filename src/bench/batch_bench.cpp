@@ -149,7 +149,10 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
     ec.speculative.custom = oracle;
   }
   KAIRO_TRY_ASSIGN(std::unique_ptr<engine::Engine> eng, engine::Engine::create(model, tokenizer, ec));
-  const char* mode = o.oracle ? "oracle" : o.speculative.method == engine::SpeculativeMethod::Ngram ? "ngram" : "off";
+  const char* mode = o.oracle                                                       ? "oracle"
+                     : o.speculative.method == engine::SpeculativeMethod::Ngram      ? "ngram"
+                     : o.speculative.method == engine::SpeculativeMethod::DraftModel ? "draft"
+                                                                                     : "off";
 
   std::shared_ptr<grammar::StackArena> grammar;
   if (!o.json_schema.empty() || !o.gbnf.empty()) {

@@ -34,7 +34,7 @@ struct BatchBenchOptions {
   // may then finish early (their text complete); the generation t/s counts the tokens produced.
   std::string json_schema;
   std::string gbnf;  // or a GBNF grammar (one that can always continue keeps every sequence to n_gen tokens)
-  // Speculative decoding in the engine (method none or ngram). With `oracle`, each batch size runs twice on the
+  // Speculative decoding in the engine (method none, ngram or a draft model). With `oracle`, each batch size runs twice on the
   // same prompts: without speculation (recording the outputs), then with the recorded outputs as the proposals
   // (OracleProposer, speculative.num_tokens at most per step); both rows are reported.
   engine::SpeculativeConfig speculative;
@@ -54,7 +54,7 @@ struct BatchBenchRow {
   double prefill_tps = 0;            // n_seqs * n_prompt / prefill_seconds
   double gen_tps = 0;                // gen_tokens / gen_seconds
   double total_tps = 0;              // n_seqs * (n_prompt + n_gen) / total_seconds
-  std::string speculative = "off";   // off, ngram or oracle
+  std::string speculative = "off";   // off, ngram, draft or oracle
   // Speculation in this row (engine counters): proposals verified, tokens proposed, tokens accepted. Acceptance
   // rate = accepted / draft tokens; mean accepted length per verification step = 1 + accepted / drafts.
   int64_t spec_drafts = 0;

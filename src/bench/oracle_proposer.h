@@ -23,7 +23,7 @@ class OracleProposer final : public engine::Proposer {
     continuations_ = std::move(continuations);
   }
 
-  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) const override {
+  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) override {
     out.clear();
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = continuations_.find(std::vector<int32_t>(tokens.begin(), tokens.begin() + n_prompt));

@@ -72,6 +72,20 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
     }
     if (spec.max_batch < 0) return Error{"--speculative-max-batch must be >= 0"};
     if (spec.method == SpeculativeMethod::Custom && !spec.custom) return Error{"a custom proposer was not given"};
+    if (spec.method == SpeculativeMethod::DraftModel) {
+      if (!spec.draft_model) return Error{"speculative decoding with a draft model needs --draft-model"};
+      const model::ModelConfig& d = spec.draft_model->config();
+      if (d.n_vocab != c.n_vocab) {
+        return Error{strprintf("the draft model's vocabulary has %d tokens but the model's %d: a draft model must "
+                               "share the model's tokenizer",
+                               d.n_vocab, c.n_vocab)};
+      }
+      if (d.context_length < config.max_model_len) {
+        return Error{strprintf("the draft model's context is %d tokens, shorter than --max-model-len %d; lower "
+                               "--max-model-len or use another draft model",
+                               d.context_length, config.max_model_len)};
+      }
+    }
   }
   model.set_context_length(config.max_model_len);  // long-context rope picks its factors by it
   const int64_t n_window_blocks =
@@ -84,11 +98,19 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
   KAIRO_TRY_ASSIGN(model::KvStorage storage,
                    model::KvStorage::create(model.shared_device(), c, n_blocks + 1, config.block_size, config.kv_dtype,
                                             n_window_blocks > 0 ? n_window_blocks + 1 : 0));
-  return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks, n_window_blocks));
+  model::KvStorage draft_storage;
+  if (spec.method == SpeculativeMethod::DraftModel) {
+    const int64_t n_draft_blocks = spec.draft_kv_blocks > 0 ? std::max(spec.draft_kv_blocks, min_blocks) : n_blocks;
+    KAIRO_TRY_ASSIGN(draft_storage,
+                     model::KvStorage::create(spec.draft_model->shared_device(), spec.draft_model->config(),
+                                              n_draft_blocks + 1, config.block_size, config.kv_dtype));
+  }
+  return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks, n_window_blocks,
+                                            std::move(draft_storage)));
 }
 
 Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config,
-               model::KvStorage storage, int64_t n_blocks, int64_t n_window_blocks)
+               model::KvStorage storage, int64_t n_blocks, int64_t n_window_blocks, model::KvStorage draft_storage)
     : model_(model),
       tokenizer_(tokenizer),
       config_(config),
@@ -109,6 +131,12 @@ Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, Engin
   switch (config_.speculative.method) {
     case SpeculativeMethod::None: break;
     case SpeculativeMethod::Ngram: proposer_ = std::make_shared<NgramProposer>(config_.speculative.ngram); break;
+    case SpeculativeMethod::DraftModel: {
+      auto draft = std::make_shared<DraftModelProposer>(*config_.speculative.draft_model, std::move(draft_storage), pool_);
+      draft_proposer_ = draft.get();
+      proposer_ = std::move(draft);
+      break;
+    }
     case SpeculativeMethod::Custom: proposer_ = config_.speculative.custom; break;
   }
   thread_ = std::thread([this] { loop(); });
@@ -132,6 +160,10 @@ std::string Engine::memory_summary() const {
                             config_.block_size,
                             static_cast<double>(n_blocks_) / static_cast<double>(blocks_for(ctx, config_.block_size)),
                             ctx);
+  if (draft_proposer_) {
+    s += strprintf("; the draft model's KV: %lld tokens (%s)", static_cast<long long>(draft_proposer_->kv_tokens()),
+                   human_bytes(draft_proposer_->kv_bytes()).c_str());
+  }
   if (n_window_blocks_ > 0) {
     s += strprintf("; the %d sliding-window layers hold %lld blocks (window %d, behind it freed)",
                    model_.config().n_windowed_layers(), static_cast<long long>(n_window_blocks_),
@@ -310,6 +342,7 @@ void Engine::propose_drafts() {
   const int max_batch = config_.speculative.max_batch;
   const bool speculate = max_batch == 0 || scheduler_.n_running() < max_batch;
   int n_decode = 0, n_proposed = 0;
+  std::vector<ProposalSlot> slots;
   for (auto& [id, seq] : seqs_) {
     seq->draft.clear();
     if (seq->status != SeqStatus::Running || seq->n_uncomputed() != 1 || seq->n_generated() == 0) continue;
@@ -319,14 +352,17 @@ void Engine::propose_drafts() {
     const int room = std::min(seq->request.stop.max_tokens - seq->n_generated() - 1,
                               config_.max_model_len - static_cast<int>(seq->tokens.size()));
     const int k = std::min(seq->spec_k, room);
-    if (k <= 0) continue;
-    proposer_->propose(seq->tokens, seq->n_prompt, k, seq->draft);
-    if (static_cast<int>(seq->draft.size()) > k) seq->draft.resize(static_cast<size_t>(k));
+    if (k > 0) slots.push_back({id, seq->tokens, seq->n_prompt, k, &seq->draft});
+  }
+  if (slots.empty()) return;
+  proposer_->propose_all(slots);
+  const int n_vocab = model_.config().n_vocab;
+  for (const ProposalSlot& s : slots) {
+    if (static_cast<int>(s.out->size()) > s.k) s.out->resize(static_cast<size_t>(s.k));
     // A guess outside the vocabulary (a faulty proposer) ends the guesses: the model cannot embed it.
-    const int n_vocab = model_.config().n_vocab;
-    const auto bad = std::find_if(seq->draft.begin(), seq->draft.end(), [n_vocab](int32_t t) { return t < 0 || t >= n_vocab; });
-    seq->draft.erase(bad, seq->draft.end());
-    n_proposed += static_cast<int>(seq->draft.size());
+    const auto bad = std::find_if(s.out->begin(), s.out->end(), [n_vocab](int32_t t) { return t < 0 || t >= n_vocab; });
+    s.out->erase(bad, s.out->end());
+    n_proposed += static_cast<int>(s.out->size());
   }
   if (n_proposed > 0 && config_.speculative.adaptive && !speculation_gate_.worth_it(n_decode, n_proposed)) {
     for (auto& [id, seq] : seqs_) seq->draft.clear();
@@ -549,6 +585,7 @@ void Engine::finish(Sequence& seq, FinishReason reason, RequestOutput& out) {
   }
   seq.forks.clear();
   scheduler_.remove(&seq);
+  if (proposer_) proposer_->release(seq.id);
   publish_stats();  // a client that sees its request finish must also see its blocks freed
   seq.on_output(out);
   std::lock_guard<std::mutex> lock(mutex_);

@@ -15,6 +15,7 @@
 #include "engine/engine_client.h"
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
+#include "engine/draft_model_proposer.h"
 #include "engine/sequence.h"
 #include "engine/speculation_gate.h"
 #include "engine/speculative_config.h"
@@ -68,13 +69,14 @@ class Engine final : public EngineClient {
   int64_t n_window_kv_blocks() const { return n_window_blocks_; }
   int64_t kv_capacity_tokens() const { return n_blocks_ * config_.block_size; }
   uint64_t kv_bytes() const { return storage_.n_bytes(); }
-  // "KV cache: N tokens (X MiB, F16, B blocks of 16), max concurrency C at context L" (L = max_model_len)
+  // "KV cache: N tokens (X MiB, F16, B blocks of 16), max concurrency C at context L" (L = max_model_len), and the
+  // draft model's pool when there is one
   std::string memory_summary() const;
   std::string failure() const override;
 
  private:
   Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config, model::KvStorage storage,
-         int64_t n_blocks, int64_t n_window_blocks);
+         int64_t n_blocks, int64_t n_window_blocks, model::KvStorage draft_storage);
   void loop();
   void take_inbox();
   void step();
@@ -111,7 +113,8 @@ class Engine final : public EngineClient {
   Scheduler scheduler_;
   ModelRunner runner_;
   std::vector<int32_t> eog_ids_;
-  std::shared_ptr<const Proposer> proposer_;  // null: no speculation
+  std::shared_ptr<Proposer> proposer_;  // null: no speculation
+  const DraftModelProposer* draft_proposer_ = nullptr;  // proposer_ when it is a draft model (memory_summary)
   SpeculationGate speculation_gate_;
 
   // Engine-thread state.

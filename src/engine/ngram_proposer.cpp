@@ -4,7 +4,7 @@
 
 namespace kairo::engine {
 
-void NgramProposer::propose(std::span<const int32_t> tokens, int /*n_prompt*/, int k, std::vector<int32_t>& out) const {
+void NgramProposer::propose(std::span<const int32_t> tokens, int /*n_prompt*/, int k, std::vector<int32_t>& out) {
   out.clear();
   const int64_t len = static_cast<int64_t>(tokens.size());
   for (int n = std::min<int64_t>(config_.max_n, len - 1); n >= config_.min_n && k > 0; --n) {

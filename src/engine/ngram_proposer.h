@@ -15,7 +15,7 @@ struct NgramConfig {
 class NgramProposer final : public Proposer {
  public:
   explicit NgramProposer(NgramConfig config) : config_(config) {}
-  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) const override;
+  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) override;
 
  private:
   NgramConfig config_;

@@ -8,12 +8,28 @@
 
 namespace kairo::engine {
 
+// One request's part of a step's proposals.
+struct ProposalSlot {
+  uint64_t request = 0;               // the engine's request id (a proposer with per-request state keys it by this)
+  std::span<const int32_t> tokens;    // prompt then output so far
+  int n_prompt = 0;
+  int k = 0;                          // tokens wanted at most
+  std::vector<int32_t>* out = nullptr;
+};
+
 class Proposer {
  public:
   virtual ~Proposer() = default;
   // Up to k tokens to follow `tokens` (prompt then output; the first n_prompt are the prompt) into `out`, which is
   // cleared first. An empty guess costs nothing: the request decodes one token as usual.
-  virtual void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) const = 0;
+  virtual void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) = 0;
+  // Every decoding request of a step at once (a draft model runs one batched step per proposed position). By
+  // default, propose() for each.
+  virtual void propose_all(std::span<const ProposalSlot> slots) {
+    for (const ProposalSlot& s : slots) propose(s.tokens, s.n_prompt, s.k, *s.out);
+  }
+  // The request ended: a proposer that keeps state for it lets it go.
+  virtual void release(uint64_t /*request*/) {}
 };
 
 }  // namespace kairo::engine

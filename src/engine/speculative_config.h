@@ -4,10 +4,11 @@
 
 #include "engine/ngram_proposer.h"
 #include "engine/proposer.h"
+#include "model/model.h"
 
 namespace kairo::engine {
 
-enum class SpeculativeMethod { None, Ngram, Custom };
+enum class SpeculativeMethod { None, Ngram, DraftModel, Custom };
 
 struct SpeculativeConfig {
   SpeculativeMethod method = SpeculativeMethod::None;
@@ -20,7 +21,12 @@ struct SpeculativeConfig {
   bool adaptive = true;
   // And never in a step where this many requests run or more (0: no such cap).
   int max_batch = 0;
-  std::shared_ptr<const Proposer> custom;  // SpeculativeMethod::Custom (tests, the bench's oracle)
+  std::shared_ptr<Proposer> custom;  // SpeculativeMethod::Custom (tests, the bench's oracle)
+  // SpeculativeMethod::DraftModel: a smaller model with the target's vocabulary (checked by the caller, which loads
+  // it) proposes its greedy continuation. Its KV pool holds draft_kv_blocks blocks of the engine's block size (0:
+  // as many as the target's pool).
+  model::Model* draft_model = nullptr;
+  int64_t draft_kv_blocks = 0;
 };
 
 }  // namespace kairo::engine

@@ -135,7 +135,7 @@ Result<KvSizing> size_kv_pool(const model::ModelConfig& config, const KvPoolRequ
                                             std::max(1, r.max_batch_tokens));
     r.window_kv_bytes = static_cast<uint64_t>(window_blocks) * s.window_bytes_per_block;
   }
-  s.bytes_per_block = (per_token - window_per_token) * static_cast<uint64_t>(r.block_size);
+  s.bytes_per_block = (per_token - window_per_token + r.extra_bytes_per_token) * static_cast<uint64_t>(r.block_size);
   s.blocks_per_sequence = ceil_div(r.max_model_len, r.block_size);
   const int64_t room = kv_room(r);
   s.n_blocks = room > 0 ? room / static_cast<int64_t>(s.bytes_per_block) : 0;

@@ -39,6 +39,9 @@ struct KvPoolRequest {
   int max_batch_tokens = 512;
   KvKnobNames knobs;
   uint64_t window_kv_bytes = 0;    // set by size_kv_pool: the windowed layers' pool, placed before the rest
+  // Bytes per token slot of a second pool with as many slots (a speculative draft model's KV): counted in every
+  // block, so the two pools together fit the budget.
+  uint64_t extra_bytes_per_token = 0;
 };
 
 struct KvSizing {

@@ -7,7 +7,7 @@
 namespace kairo::engine {
 namespace {
 
-std::vector<int32_t> propose(const NgramProposer& p, const std::vector<int32_t>& tokens, int k) {
+std::vector<int32_t> propose(NgramProposer p, const std::vector<int32_t>& tokens, int k) {
   std::vector<int32_t> out{-1};  // cleared by propose
   p.propose(tokens, 0, k, out);
   return out;

@@ -63,7 +63,7 @@ class PartlyRightProposer final : public Proposer {
       : n_vocab_(n_vocab), always_right_(always_right) {
     for (size_t i = 0; i < reqs.size(); ++i) continuations_[reqs[i].prompt_tokens] = outputs[i];
   }
-  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) const override {
+  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) override {
     out.clear();
     const auto it = continuations_.find(std::vector<int32_t>(tokens.begin(), tokens.begin() + n_prompt));
     if (it == continuations_.end()) return;

@@ -104,7 +104,7 @@ TEST(SpeculativeSampling, NgramProposalsKeepTheDistribution) {
 // Proposes the most frequent continuation without speculation: right more often than not.
 class LikelyProposer final : public Proposer {
  public:
-  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) const override {
+  void propose(std::span<const int32_t> tokens, int n_prompt, int k, std::vector<int32_t>& out) override {
     out.clear();
     std::vector<int32_t> generated(tokens.begin() + n_prompt, tokens.end());
     const std::vector<int32_t>* best = nullptr;

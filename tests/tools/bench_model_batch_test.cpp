@@ -126,6 +126,38 @@ TEST_F(BenchCommands, BatchJsonCountsTheGenerationPhase) {
   }
 }
 
+TEST_F(BenchCommands, BatchSpeculatesWithTheOracleAndADraftModelAndReportsAcceptance) {
+  // The oracle: every proposal right, the outputs checked equal to the run without speculation (both rows printed).
+  const auto oracle = run_kairo("bench batch --model " + model_ +
+                                " --batch 2 --prompt 8 --gen 12 --threads 2 --speculative oracle --speculative-always");
+  ASSERT_EQ(oracle.exit_code, 0) << oracle.err;
+  const auto rows = lines_starting_with(oracle.out, "| 2 ");
+  ASSERT_EQ(rows.size(), 2u) << oracle.out;
+  EXPECT_NE(rows[0].find("| off |"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[1].find("| oracle | 100.0 % |"), std::string::npos) << rows[1];
+  // The model as its own draft: the same greedy guesses, all accepted.
+  const auto draft = run_kairo("bench batch --model " + model_ + " --draft-model " + model_ +
+                               " --batch 1 --prompt 8 --gen 12 --threads 2 --speculative-always --json");
+  ASSERT_EQ(draft.exit_code, 0) << draft.err;
+  const json row = json::parse(draft.out)["rows"][0];
+  EXPECT_EQ(row["speculative"], "draft");
+  EXPECT_GT(row["spec_draft_tokens"].get<int>(), 0);
+  EXPECT_EQ(row["spec_accepted_tokens"], row["spec_draft_tokens"]);
+}
+
+TEST_F(BenchCommands, ADraftModelWithAnotherTokenizerIsRefused) {
+  const std::string other = ::testing::TempDir() + "/kairo_bench_othertok_" + std::to_string(::getpid()) + ".gguf";
+  ASSERT_EQ(run_kairo("synth " + other + " --dim 64 --layers 1 --heads 2 --ffn 64 --vocab 600 --tokenizer-from " +
+                      testing::demo_model_path()).exit_code, 0);
+  const auto r = run_kairo("bench batch --model " + model_ + " --draft-model " + other + " --batch 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("a draft model must share the model's tokenizer"), std::string::npos) << r.err;
+  const auto bad = run_kairo("bench batch --model " + model_ + " --speculative bogus --batch 1");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("use none, ngram or draft"), std::string::npos) << bad.err;
+  std::remove(other.c_str());
+}
+
 TEST_F(BenchCommands, BatchNeedsATokenizer) {
   const std::string bare = ::testing::TempDir() + "/kairo_bench_notok.gguf";
   ASSERT_EQ(run_kairo("synth " + bare + " --dim 64 --layers 1 --heads 2 --ffn 64 --vocab 64 --tokenizer-from none")

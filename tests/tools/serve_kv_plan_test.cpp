@@ -136,6 +136,20 @@ TEST(ServeKvPlan, FixedBudgetCapacityIsWhatPlanPredicts) {
   EXPECT_EQ(printed_kv_tokens(serve.log), predicted) << serve.log;
 }
 
+// A draft model's weights and its KV pool (as many token slots as the model's) come out of the same budget: the
+// model as its own draft halves the KV tokens a fixed budget leaves for the KV (both pools cost the same per token).
+TEST(ServeKvPlan, ADraftModelsWeightsAndKvComeOutOfTheBudget) {
+  const std::string budget = "--model " + kSynth + " --mem-budget-gb 0.145 --max-model-len 512 --max-num-seqs 64";
+  const auto alone = start_and_stop_serve(budget);
+  const auto drafted = start_and_stop_serve(budget + " --draft-model " + kSynth);
+  ASSERT_TRUE(alone.served()) << alone.log;
+  ASSERT_TRUE(drafted.served()) << drafted.log;
+  EXPECT_NE(drafted.log.find("speculative decoding: draft model"), std::string::npos) << drafted.log;
+  const int64_t n_alone = printed_kv_tokens(alone.log), n_drafted = printed_kv_tokens(drafted.log);
+  EXPECT_LT(n_drafted, n_alone / 2 + 16) << alone.log << drafted.log;  // half of what is left after 2 x the weights
+  EXPECT_GT(n_drafted, n_alone / 4) << drafted.log;
+}
+
 TEST(ServeKvPlan, TooSmallKvCacheMemoryIsRefusedWithThePlannersMessage) {
   // 0.2 MiB holds 25 blocks of 16 tokens × 512 B; one sequence of 512 tokens needs 32.
   const auto r = run_kairo("serve --port 0 --model " + kSynth + " --max-model-len 512 --kv-cache-memory 0.2");

@@ -34,19 +34,24 @@ int run_bench_batch(const BatchArgs& a) {
   options.oracle = a.speculative.method == "oracle";
   SpeculativeArgs spec_args = a.speculative;
   if (options.oracle) spec_args.method = "ngram";  // validated as one; the bench swaps in the oracle
-  auto spec = speculative_config(spec_args);
-  if (!spec.ok()) {
-    std::fprintf(stderr, "error: %s, or oracle\n", spec.error().message.c_str());
-    return 1;
-  }
-  options.speculative = *spec;
-  const bool speculating = a.speculative.method != "none";
+  const bool speculating = a.speculative.method != "none" || !a.speculative.draft_model.empty();
   auto model = load_model_on(a.model, a.device);
   if (!model.ok()) {
     std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
     return 1;
   }
   model::Model& m = **model;
+  auto draft = load_draft_model(spec_args, m, a.device);
+  if (!draft.ok()) {
+    std::fprintf(stderr, "error: %s\n", draft.error().message.c_str());
+    return 1;
+  }
+  auto spec = speculative_config(spec_args, draft->get());
+  if (!spec.ok()) {
+    std::fprintf(stderr, "error: %s, or oracle\n", spec.error().message.c_str());
+    return 1;
+  }
+  options.speculative = *spec;
   for (auto [path, into] : {std::pair{&a.json_schema_file, &options.json_schema}, std::pair{&a.grammar_file, &options.gbnf}}) {
     if (path->empty()) continue;
     std::ifstream in(*path, std::ios::binary);

@@ -67,7 +67,7 @@ struct KvPlan {
   std::string budget_source;
 };
 
-Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a) {
+Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a, const model::Model* draft) {
   const model::ModelConfig& c = model.config();
   if (a.max_model_len > c.context_length) {
     return Error{strprintf("--max-model-len %d is larger than the model's context length of %d tokens; use at most "
@@ -109,6 +109,12 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a) {
   const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(model.file()),
                                                                      plan::expert_fraction(model.config()));
   out.request = plan::kv_pool_request(c, weights, device, req);
+  if (draft) {  // its weights, and its KV pool of as many token slots as the model's
+    out.request.weights_bytes += plan::summarize_weights(plan::tensors_from_file(draft->file()),
+                                                         plan::expert_fraction(draft->config()))
+                                     .total_bytes;
+    KAIRO_TRY_ASSIGN(out.request.extra_bytes_per_token, plan::kv_bytes_per_token(draft->config(), kv_dtype));
+  }
   out.request.knobs.budget_scale = 1.0;  // --mem-budget-gb is the budget itself, not a device's memory
   if (a.kv_cache_mib > 0) {
     out.request = plan::kv_cache_budget_request(out.request, static_cast<uint64_t>(a.kv_cache_mib * 1024.0 * 1024.0));
@@ -129,7 +135,7 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a) {
 }
 
 Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer& tok, const ServeArgs& a,
-                                 const KvPlan& kv) {
+                                 const KvPlan& kv, model::Model* draft) {
   engine::EngineConfig config;
   config.n_threads = a.threads;
   config.scheduler.max_num_seqs = a.max_num_seqs;
@@ -141,7 +147,7 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   config.max_waiting = a.max_waiting;
   config.enable_prefix_caching = !a.no_prefix_caching;
   config.exact_numerics = a.exact_numerics;
-  KAIRO_TRY_ASSIGN(config.speculative, speculative_config(a.speculative));
+  KAIRO_TRY_ASSIGN(config.speculative, speculative_config(a.speculative, draft));
   KAIRO_TRY_ASSIGN(auto engine, engine::Engine::create(model, tok, config));
   return EngineHolder{std::move(engine)};
 }
@@ -226,7 +232,9 @@ int run_serve(ServeArgs a) {
     std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
   }
 
-  auto kv = plan_kv_pool(**model, a);
+  auto draft = load_draft_model(a.speculative, **model, a.device);
+  if (!draft.ok()) return fail(draft.error().message);
+  auto kv = plan_kv_pool(**model, a, draft->get());
   if (!kv.ok()) return fail(kv.error().message);
   const plan::KvPoolRequest& kr = kv->request;
   if (a.kv_cache_mib > 0) {
@@ -240,15 +248,16 @@ int run_serve(ServeArgs a) {
                  human_bytes(kr.weights_bytes).c_str(), human_bytes(kr.activation_bytes).c_str(),
                  human_bytes(kr.overhead_bytes).c_str(), a.max_num_seqs, kr.max_model_len);
   }
-  auto engine = make_engine(**model, tk, a, *kv);
+  auto engine = make_engine(**model, tk, a, *kv, draft->get());
   if (!engine.ok()) return fail("cannot start the engine: " + engine.error().message);
   std::fprintf(stderr, "kairo serve: %s\n", engine->engine->memory_summary().c_str());
-  if (a.speculative.method != "none") {
+  if (a.speculative.method != "none" || *draft) {
     const engine::SpeculativeConfig& sc = a.speculative.config;
+    const std::string how = *draft ? "draft model " + a.speculative.draft_model + " (greedy)"
+                                   : strprintf("ngram (suffixes of %d-%d tokens)", sc.ngram.min_n, sc.ngram.max_n);
     std::fprintf(stderr,
-                 "kairo serve: speculative decoding: %s (suffixes of %d-%d tokens), up to %d proposed tokens per "
-                 "request and step, %s%s\n",
-                 a.speculative.method.c_str(), sc.ngram.min_n, sc.ngram.max_n, sc.num_tokens,
+                 "kairo serve: speculative decoding: %s, up to %d proposed tokens per request and step, %s%s\n",
+                 how.c_str(), sc.num_tokens,
                  sc.adaptive ? "in steps where the measured step times say it pays" : "in every step",
                  sc.max_batch > 0 ? strprintf(", while fewer than %d requests run", sc.max_batch).c_str() : "");
   }
