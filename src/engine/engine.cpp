@@ -341,7 +341,7 @@ void Engine::propose_drafts() {
   if (!proposer_) return;
   const int max_batch = config_.speculative.max_batch;
   const bool speculate = max_batch == 0 || scheduler_.n_running() < max_batch;
-  int n_decode = 0, n_proposed = 0;
+  int n_decode = 0;
   std::vector<ProposalSlot> slots;
   for (auto& [id, seq] : seqs_) {
     seq->draft.clear();
@@ -355,6 +355,11 @@ void Engine::propose_drafts() {
     if (k > 0) slots.push_back({id, seq->tokens, seq->n_prompt, k, &seq->draft});
   }
   if (slots.empty()) return;
+  // Decided before proposing, on the most that could be proposed: a declined step must not pay for a draft model's
+  // guesses either (and its measured time is then a plain step's).
+  int n_wanted = 0;
+  for (const ProposalSlot& s : slots) n_wanted += s.k;
+  if (config_.speculative.adaptive && !speculation_gate_.worth_it(n_decode, n_wanted)) return;
   proposer_->propose_all(slots);
   const int n_vocab = model_.config().n_vocab;
   for (const ProposalSlot& s : slots) {
@@ -362,10 +367,6 @@ void Engine::propose_drafts() {
     // A guess outside the vocabulary (a faulty proposer) ends the guesses: the model cannot embed it.
     const auto bad = std::find_if(s.out->begin(), s.out->end(), [n_vocab](int32_t t) { return t < 0 || t >= n_vocab; });
     s.out->erase(bad, s.out->end());
-    n_proposed += static_cast<int>(s.out->size());
-  }
-  if (n_proposed > 0 && config_.speculative.adaptive && !speculation_gate_.worth_it(n_decode, n_proposed)) {
-    for (auto& [id, seq] : seqs_) seq->draft.clear();
   }
 }
 
