@@ -1,0 +1,69 @@
+// The engine's speculative decoding (docs/speculative-decoding.md): proposing before a step, verifying after it.
+#include <algorithm>
+
+#include "engine/engine.h"
+
+namespace kairo::engine {
+
+void Engine::propose_drafts() {
+  if (!proposer_) return;
+  const int max_batch = config_.speculative.max_batch;
+  const bool speculate = max_batch == 0 || scheduler_.n_running() < max_batch;
+  int n_decode = 0;
+  std::vector<ProposalSlot> slots;
+  for (auto& [id, seq] : seqs_) {
+    seq->draft.clear();
+    if (seq->status != SeqStatus::Running || seq->n_uncomputed() != 1 || seq->n_generated() == 0) continue;
+    ++n_decode;
+    if (!speculate || !seq->request.speculative) continue;
+    // Guesses past max_tokens or the context could never be emitted.
+    const int room = std::min(seq->request.stop.max_tokens - seq->n_generated() - 1,
+                              config_.max_model_len - static_cast<int>(seq->tokens.size()));
+    const int k = std::min(seq->spec_k, room);
+    if (k > 0) slots.push_back({id, seq->tokens, seq->n_prompt, k, &seq->draft});
+  }
+  if (slots.empty()) return;
+  // Decided before proposing, on the most that could be proposed: a declined step must not pay for a draft model's
+  // guesses either (and its measured time is then a plain step's).
+  int n_wanted = 0;
+  for (const ProposalSlot& s : slots) n_wanted += s.k;
+  if (config_.speculative.adaptive && !speculation_gate_.worth_it(n_decode, n_wanted)) return;
+  proposer_->propose_all(slots);
+  const int n_vocab = model_.config().n_vocab;
+  for (const ProposalSlot& s : slots) {
+    if (static_cast<int>(s.out->size()) > s.k) s.out->resize(static_cast<size_t>(s.k));
+    // A guess outside the vocabulary (a faulty proposer) ends the guesses: the model cannot embed it.
+    const auto bad = std::find_if(s.out->begin(), s.out->end(), [n_vocab](int32_t t) { return t < 0 || t >= n_vocab; });
+    s.out->erase(bad, s.out->end());
+  }
+}
+
+void Engine::verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t first_row) {
+  // The counters move before each token is emitted, so a client that sees its request finish sees them counted.
+  ++spec_drafts_;
+  spec_draft_tokens_ += chunk.n_draft;
+  if (spec_accepted_per_pos_.size() < static_cast<size_t>(chunk.n_draft))
+    spec_accepted_per_pos_.resize(static_cast<size_t>(chunk.n_draft), 0);
+  int n_accepted = 0;
+  for (int i = 0; i <= chunk.n_draft; ++i) {
+    const float* logits = runner_.logits_row(first_row + static_cast<size_t>(i));
+    const int32_t token = choose_token(seq, logits);
+    if (token < 0) break;  // the request ended (its grammar)
+    const bool matched = i < chunk.n_draft && token == seq.draft[static_cast<size_t>(i)];
+    if (matched) {
+      ++n_accepted;
+      ++spec_accepted_;
+      ++spec_accepted_per_pos_[static_cast<size_t>(i)];
+    }
+    emit_token(seq, token, logits);
+    if (!matched || seq.status == SeqStatus::Finished) break;
+  }
+  speculation_gate_.observe_verification(chunk.n_draft, n_accepted);
+  // Propose more after a fully accepted guess, fewer after a rejection (a wrong guess costs compute).
+  seq.spec_k = n_accepted == chunk.n_draft ? std::min(seq.spec_k + 1, config_.speculative.num_tokens)
+                                           : n_accepted + 1;
+  seq.draft.clear();
+  if (seq.status != SeqStatus::Finished) scheduler_.reject_draft(seq, chunk.n_draft - n_accepted);
+}
+
+}  // namespace kairo::engine
