@@ -6,8 +6,13 @@
 #include "core/thread_pool.h"
 #include "devices/device_spec.h"
 #include "kernels/cpu/cpu_features.h"
+#include "plan/device_catalog.h"
 #ifdef KAIRO_HAS_VULKAN
 #include "kernels/vulkan/vulkan_device.h"
+#endif
+#ifdef KAIRO_HAS_CUDA
+#include "kernels/cuda/bandwidth.h"
+#include "kernels/cuda/cuda_device.h"
 #endif
 
 namespace kairo::devices {
@@ -83,6 +88,35 @@ nlohmann::json vulkan_json() {
 }
 #endif
 
+#ifdef KAIRO_HAS_CUDA
+nlohmann::json cuda_json() {
+  auto listed = kernels::cuda::list_devices();
+  if (!listed) return {{"error", listed.error().message}, {"devices", nlohmann::json::array()}};
+  nlohmann::json devices = nlohmann::json::array();
+  for (const kernels::cuda::CudaDeviceInfo& d : *listed) {
+    nlohmann::json j = {{"device", "cuda:" + std::to_string(d.index)},
+                        {"name", d.name},
+                        {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
+                        {"memory_total_bytes", d.total_bytes},
+                        {"memory_free_bytes", d.free_bytes},
+                        {"multiprocessors", d.n_sms},
+                        {"max_shared_memory_per_block", d.max_shared_memory_per_block}};
+    // Datasheet bandwidth, when the catalog knows the GPU (`kairo bench roofline --device cuda` measures it).
+    if (auto spec = plan::match_gpu(d.name, d.total_bytes); spec.ok()) {
+      j["catalog"] = spec->name;
+      j["catalog_bandwidth_gbs"] = spec->bandwidth_gbs;
+    }
+    devices.push_back(j);
+  }
+  return {{"devices", devices}};
+}
+#else
+nlohmann::json cuda_json() {
+  return {{"error", "this kairo was built without CUDA (configure with -DKAIRO_CUDA=ON)"},
+          {"devices", nlohmann::json::array()}};
+}
+#endif
+
 }  // namespace
 
 Result<std::shared_ptr<kernels::Device>> open_device(const std::string& text) {
@@ -106,9 +140,16 @@ Result<std::shared_ptr<kernels::Device>> open_device(const std::string& text) {
                    "(scripts/install-deps.sh installs its packages)"};
 #endif
     }
-    case kernels::DeviceKind::Cuda:
-      return Error{"--device " + text + ": the CUDA kernels are built (-DKAIRO_CUDA=ON) but the model runner does not "
-                   "run on CUDA yet; use --device vulkan on an NVIDIA GPU, or cpu"};
+    case kernels::DeviceKind::Cuda: {
+#ifdef KAIRO_HAS_CUDA
+      auto dev = kernels::cuda::open_device(spec.index);
+      if (!dev) return Error{"--device " + text + ": " + dev.error().message};
+      return dev;
+#else
+      return Error{"--device " + text + ": this kairo was built without CUDA; rebuild with -DKAIRO_CUDA=ON (CUDA 12 "
+                   "or newer under /usr/local/cuda), or use --device vulkan on an NVIDIA GPU"};
+#endif
+    }
   }
   return Error{"unknown device"};
 }
@@ -116,8 +157,7 @@ Result<std::shared_ptr<kernels::Device>> open_device(const std::string& text) {
 nlohmann::json list_devices_json() {
   return {{"cpu", cpu_json()},
           {"vulkan", vulkan_json()},
-          {"cuda", {{"error", "not runnable yet: the model runner has no CUDA path (use vulkan)"},
-                    {"devices", nlohmann::json::array()}}}};
+          {"cuda", cuda_json()}};
 }
 
 std::string format_devices(const nlohmann::json& j) {
@@ -149,13 +189,30 @@ std::string format_devices(const nlohmann::json& j) {
                      d["max_workgroup_invocations"].get<uint32_t>(),
                      human_bytes(d["max_shared_memory_bytes"].get<uint32_t>()).c_str());
   }
-  out += "cuda       " + j["cuda"]["error"].get<std::string>() + "\n";
+  const auto& cu = j["cuda"];
+  if (cu.contains("error")) out += "cuda       " + cu["error"].get<std::string>() + "\n";
+  for (const auto& d : cu["devices"]) {
+    out += strprintf("%-10s %s (compute %s, %d multiprocessors), %s memory (%s free)", d["device"].get<std::string>().c_str(),
+                     d["name"].get<std::string>().c_str(), d["compute_capability"].get<std::string>().c_str(),
+                     d["multiprocessors"].get<int>(), human_bytes(d["memory_total_bytes"].get<uint64_t>()).c_str(),
+                     human_bytes(d["memory_free_bytes"].get<uint64_t>()).c_str());
+    if (d.contains("catalog_bandwidth_gbs"))
+      out += strprintf(", datasheet %.0f GB/s (%s)", d["catalog_bandwidth_gbs"].get<double>(),
+                       d["catalog"].get<std::string>().c_str());
+    out += "\n";
+  }
   return out;
 }
 
 Result<double> measure_device_read_bandwidth(kernels::Device& device, uint64_t bytes) {
 #ifdef KAIRO_HAS_VULKAN
   if (device.kind() == kernels::DeviceKind::Vulkan) return kernels::vulkan::measure_read_bandwidth(device, bytes);
+#endif
+#ifdef KAIRO_HAS_CUDA
+  if (device.kind() == kernels::DeviceKind::Cuda) {
+    const uint64_t cap = std::min<uint64_t>(bytes, device.memory_info().free_bytes / 2);
+    return kernels::cuda::measure_read_bandwidth(static_cast<size_t>(cap), 10);
+  }
 #endif
   return Error{"no read-bandwidth shader for " + device.name() + " (the CPU's is `kairo bench roofline`)"};
 }

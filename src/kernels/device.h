@@ -59,6 +59,9 @@ struct DeviceAttentionBatch {
   int window = 0;     // AttentionBatch::window
   float softcap = 0;  // AttentionBatch::softcap
   DeviceSpan sinks;   // AttentionBatch::sinks: [n_heads] f32, or empty
+  // Exact: a token's output must not depend on the other tokens of the call (a device that splits long contexts
+  // across workgroups by token count does so only under Relaxed).
+  Numerics numerics = Numerics::Exact;
 };
 
 struct DeviceMemoryInfo {

@@ -105,6 +105,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     if (own_blocks) layer_batch.block_tables = window_tables;
     layer_batch.softcap = c.attn_softcap;
     layer_batch.sinks = L.sinks;
+    layer_batch.numerics = batch.numerics;
     // Attention block: x += Wo · attention(rope(Wq·norm(x)), K/V cache)
     dev.rms_norm(s.x, L.attn_norm, s.xn, n, c.dim, c.rms_eps);
     {

@@ -91,6 +91,23 @@ Result<DeviceSpec> find_device(const std::string& name) {
                          quote_for_error(name).c_str(), names.c_str())};
 }
 
+Result<DeviceSpec> match_gpu(const std::string& reported_name, uint64_t memory_bytes) {
+  std::string name;
+  for (char c : reported_name) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto has = [&](const char* word) { return name.find(word) != std::string::npos; };
+  const double gib = static_cast<double>(memory_bytes) / (1024.0 * 1024.0 * 1024.0);
+  const char* key = nullptr;
+  if (has("h200")) key = "h200";
+  else if (has("h100")) key = has("pcie") ? "h100-pcie" : "h100-sxm";
+  else if (has("a100")) key = gib > 60 ? "a100-80gb" : "a100-40gb";
+  else if (has("l40s")) key = "l40s";
+  else if (has("4090")) key = "rtx-4090";
+  else if (has("3090")) key = "rtx-3090";
+  else if (has("mi300x")) key = "mi300x";
+  if (key == nullptr) return Error{"no catalog entry for " + quote_for_error(reported_name)};
+  return find_device(key);
+}
+
 DeviceSpec cpu_device(const CpuMeasurement& m) {
   DeviceSpec d;
   d.name = "cpu";

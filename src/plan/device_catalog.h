@@ -30,6 +30,11 @@ const std::vector<DeviceSpec>& device_catalog();
 // Catalog lookup by name (case-insensitive, '_' and '-' interchangeable). The error lists the known names.
 Result<DeviceSpec> find_device(const std::string& name);
 
+// The catalog entry for a GPU as its driver names it ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe",
+// "NVIDIA A100-SXM4-40GB"), using its memory size where the name alone is ambiguous; an error when the catalog has
+// no such GPU. Used to show datasheet bandwidth next to what `kairo devices` reports.
+Result<DeviceSpec> match_gpu(const std::string& reported_name, uint64_t memory_bytes);
+
 // What the roofline measurement found on this machine.
 struct CpuMeasurement {
   uint64_t mem_available_bytes = 0;  // MemAvailable from /proc/meminfo

@@ -15,7 +15,7 @@ TEST(ListDevices, NamesTheCpuWithItsMemoryAndKernels) {
   // The kernel family names its level (avx2 / avx-vnni, neon / neon-sdot / neon-i8mm, or the level itself).
   const std::string isa = j["cpu"]["isa"].get<std::string>(), kernels = j["cpu"]["kernels"].get<std::string>();
   EXPECT_TRUE(kernels.rfind(isa, 0) == 0 || (isa == "avx2" && kernels == "avx-vnni")) << isa << " " << kernels;
-  EXPECT_TRUE(j["cuda"].contains("error"));
+  EXPECT_TRUE(j["cuda"].contains("error") || !j["cuda"]["devices"].empty());
   const std::string text = format_devices(j);
   EXPECT_EQ(text.rfind("cpu ", 0), 0u) << text;
 }
@@ -48,10 +48,26 @@ TEST(OpenDevice, NamesTheDevicesFoundWhenTheIndexIsTooLarge) {
 }
 #endif
 
-TEST(OpenDevice, CudaIsRefusedWithWhatToUseInstead) {
+// Three worlds: built without CUDA (the message says how to build it), built with CUDA on a machine without a GPU
+// (the message says why there is none), or a GPU (it opens, and another index says what was found).
+TEST(OpenDevice, CudaOpensOrSaysWhatToChange) {
+  const nlohmann::json cuda = list_devices_json()["cuda"];
   auto r = open_device("cuda");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("use --device vulkan"), std::string::npos) << r.error().message;
+  if (cuda.contains("error") && cuda["error"].get<std::string>().find("built without CUDA") != std::string::npos) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("rebuild with -DKAIRO_CUDA=ON"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("--device vulkan"), std::string::npos) << r.error().message;
+  } else if (cuda["devices"].empty()) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("CUDA device"), std::string::npos) << r.error().message;
+  } else {
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ((*r)->kind(), kernels::DeviceKind::Cuda);
+    EXPECT_EQ((*r)->name().rfind("cuda:0 (", 0), 0u) << (*r)->name();
+    auto far = open_device("cuda:99");
+    ASSERT_FALSE(far.ok());
+    EXPECT_NE(far.error().message.find("there is no CUDA device 99; found cuda:0"), std::string::npos);
+  }
 }
 
 }  // namespace

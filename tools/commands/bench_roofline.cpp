@@ -90,7 +90,7 @@ void setup(CLI::App& bench) {
   cmd->add_option("--threads", args->threads, "Threads for the all-threads figures (0: all cores)");
   cmd->add_option("--seconds", args->seconds, "Approximate seconds per measured run")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print JSON");
-  cmd->add_option("--device", args->device, "cpu, or vulkan[:N]: the read bandwidth of that device's memory")
+  cmd->add_option("--device", args->device, "cpu, vulkan[:N] or cuda[:N]: the read bandwidth of that device's memory")
       ->capture_default_str();
   cmd->callback([args] { set_exit_code(run_roofline(*args)); });
 }

@@ -11,7 +11,7 @@
 namespace kairo::tools {
 
 inline CLI::Option* add_device_option(CLI::App* cmd, std::string& device) {
-  return cmd->add_option("--device", device, "Device to run on: cpu, vulkan[:N] (`kairo devices` lists them)")
+  return cmd->add_option("--device", device, "Device to run on: cpu, vulkan[:N] or cuda[:N] (`kairo devices` lists them)")
       ->capture_default_str();
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 void setup(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("devices", "List the devices kairo can run on (--device cpu|vulkan[:N])");
+  CLI::App* cmd = app.add_subcommand("devices", "List the devices kairo can run on (--device cpu|vulkan[:N]|cuda[:N])");
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([json] {
     const nlohmann::json listing = devices::list_devices_json();

@@ -57,8 +57,8 @@ Result<plan::DeviceSpec> resolve_device(const PlanArgs& a) {
       m = bench::measure_cpu(o, avail);
     }
     d = plan::cpu_device(m);
-  } else if (name.rfind("vulkan", 0) == 0) {
-    // A device on this machine: its memory from the driver, its read bandwidth measured by a shader.
+  } else if (name.rfind("vulkan", 0) == 0 || name.rfind("cuda", 0) == 0) {
+    // A device on this machine: its memory from the driver, its read bandwidth measured by a streaming kernel.
     KAIRO_TRY_ASSIGN(std::shared_ptr<kernels::Device> dev, devices::open_device(name));
     const kernels::DeviceMemoryInfo mem = dev->memory_info();
     d.name = name;
@@ -286,7 +286,7 @@ void setup(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("plan", "Memory and speed bounds of a model on a device, before running it");
   cmd->add_option("--model", a->model, "GGUF file (only its header is read)");
   cmd->add_option("--preset", a->preset, "Model shape preset instead of a file (see --list)");
-  cmd->add_option("--device", a->device, "Device from the catalog (see --list), cpu or vulkan[:N] (measured here), or custom");
+  cmd->add_option("--device", a->device, "Device from the catalog (see --list), cpu, vulkan[:N] or cuda[:N] (measured here), or custom");
   cmd->add_option("--context", a->context, "Tokens per sequence (default: the model's context length)");
   cmd->add_option("--concurrency", a->concurrency, "Sequences served at once")->capture_default_str();
   cmd->add_option("--kv-dtype", a->kv_dtype, "KV cache type: f16, bf16 or q8_0")->capture_default_str();

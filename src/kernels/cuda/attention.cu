@@ -5,6 +5,14 @@
 // than one split (flash-decoding: long contexts, few tokens) each split writes (max, sum, unnormalised output) and a
 // second kernel merges the splits.
 //
+// Sliding windows start each token's keys at positions[t] - window + 1; soft-capping (gemma2) maps each scaled
+// score s to softcap * tanh(s / softcap); a sink (gpt-oss) joins the softmax's normalisation in the last merge
+// (the warps' merge with one split, the split combine otherwise).
+//
+// Batch invariance: with one split, a token's keys, their assignment to warps and every merge depend only on that
+// token, so its output does not depend on the other tokens of the call. Splits (chosen from the token count) change
+// the rounding, so plan_attention never splits under Numerics::Exact.
+//
 // Like the reference, q is rounded to the KV type before the dot product (llama.cpp meets an F16 cache with F16
 // activations). The reference also rounds the normalised softmax weights to the KV type before they meet V; an
 // online softmax never holds normalised weights, so here they stay f32 (the difference is below the f16 rounding of
@@ -46,6 +54,9 @@ struct AttnArgs {
   int max_blocks_per_seq;
   int n_heads, n_kv_heads, group, n_head_groups, head_dim, block_size;
   float scale;
+  int window;          // > 0: keys positions[t] - window + 1 .. positions[t]
+  float softcap;       // > 0: soft-capped scores
+  const float* sinks;  // [n_heads] or null
   int n_splits, split_keys;
 };
 
@@ -59,7 +70,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32) paged_attention_kernel(AttnAr
   const int lane = static_cast<int>(threadIdx.x) % 32;
 
   const int n_ctx = a.positions[t] + 1;
-  const int k_begin = split * a.split_keys;
+  const int lo = a.window > 0 ? max(0, n_ctx - a.window) : 0;
+  const int k_begin = max(lo, split * a.split_keys);
   const int k_end = min(n_ctx, k_begin + a.split_keys);
   const int h0 = kvh * a.group + hg * GT;  // first query head of this block
   const int n_h = min(GT, a.group - hg * GT);
@@ -114,7 +126,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32) paged_attention_kernel(AttnAr
     }
 #pragma unroll
     for (int g = 0; g < GT; ++g) {
-      const float score = s[g] * a.scale;
+      float score = s[g] * a.scale;
+      if (a.softcap > 0.0f) score = a.softcap * tanhf(score / a.softcap);
       const float m_new = fmaxf(m[g], score);
       const float corr = expf(m[g] - m_new);  // 0 for the first key (m = -inf)
       const float p = expf(score - m_new);
@@ -145,13 +158,18 @@ __global__ void __launch_bounds__(kAttnWarps * 32) paged_attention_kernel(AttnAr
     if (g >= n_h || d >= a.head_dim) continue;
     float mx = -INFINITY;
     for (int w = 0; w < kAttnWarps; ++w) mx = fmaxf(mx, sm_m[w][g]);
+    // With one split the sink joins here; with several, in the combine.
+    const bool sink_here = a.sinks != nullptr && a.n_splits == 1;
+    const float sink = sink_here ? a.sinks[h0 + g] : -INFINITY;
+    if (sink_here) mx = fmaxf(mx, sink);
     float sum = 0.0f, o = 0.0f;
-    if (mx != -INFINITY) {  // an empty split (past this token's context) has no keys at all
+    if (mx != -INFINITY) {  // an empty split (past this token's context, or before its window) has no keys at all
       for (int w = 0; w < kAttnWarps; ++w) {
         const float f = expf(sm_m[w][g] - mx);
         sum += sm_l[w][g] * f;
         o += sm_acc[w][g][d] * f;
       }
+      if (sink_here) sum += expf(sink - mx);
     }
     const int64_t th = t * a.n_heads + h0 + g;
     if (a.n_splits == 1) {
@@ -168,13 +186,16 @@ __global__ void __launch_bounds__(kAttnWarps * 32) paged_attention_kernel(AttnAr
   }
 }
 
-// out[t, h, :] from the splits' partials. Split 0 always holds key 0, so the max is finite.
+// out[t, h, :] from the splits' partials. Some split holds the token's last key, so the max is finite; empty splits
+// (max -inf, sum 0) add nothing.
 __global__ void combine_splits_kernel(const float* __restrict__ partials, float* out, int64_t n_tokens, int n_heads,
-                                      int n_splits, int head_dim) {
+                                      int n_splits, int head_dim, const float* __restrict__ sinks) {
   const int64_t th = blockIdx.x;
   const float* ml = partials + n_tokens * n_heads * n_splits * head_dim;
   float mx = -INFINITY;
   for (int s = 0; s < n_splits; ++s) mx = fmaxf(mx, ml[2 * (th * n_splits + s)]);
+  const float sink = sinks != nullptr ? sinks[th % n_heads] : -INFINITY;
+  if (sinks != nullptr) mx = fmaxf(mx, sink);
   for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
     float sum = 0.0f, o = 0.0f;
     for (int s = 0; s < n_splits; ++s) {
@@ -183,6 +204,7 @@ __global__ void combine_splits_kernel(const float* __restrict__ partials, float*
       sum += ml[2 * ps + 1] * f;
       o += partials[ps * head_dim + d] * f;
     }
+    if (sinks != nullptr) sum += expf(sink - mx);
     out[th * head_dim + d] = o / sum;
   }
 }
@@ -232,6 +254,9 @@ void paged_attention(const float* q, float* out, const KvLayerView& kv, const At
   args.head_dim = kv.head_dim;
   args.block_size = kv.block_size;
   args.scale = scale;
+  args.window = batch.window;
+  args.softcap = batch.softcap;
+  args.sinks = batch.sinks;
   args.n_splits = plan.n_splits;
   args.split_keys = plan.split_keys;
   switch (kv.dtype) {
@@ -243,7 +268,7 @@ void paged_attention(const float* q, float* out, const KvLayerView& kv, const At
   CUDA_CHECK_LAUNCH();
   if (plan.n_splits > 1) {
     combine_splits_kernel<<<static_cast<unsigned>(batch.n_tokens * n_heads), 128, 0, stream>>>(
-        partials, out, batch.n_tokens, n_heads, plan.n_splits, kv.head_dim);
+        partials, out, batch.n_tokens, n_heads, plan.n_splits, kv.head_dim, batch.sinks);
     CUDA_CHECK_LAUNCH();
   }
 }

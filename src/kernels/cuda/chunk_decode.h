@@ -151,6 +151,42 @@ struct ChunkDecoder<DType::Q4_K> {
   }
 };
 
+// Q5_K: super-block = header chunk (d, dmin, scales; as Q4_K) + 2 qh chunks + 8 quant chunks (176 bytes, unchanged
+// from GGUF). Quant chunk i (0..7) is bytes 16i..16i+15 of qs, laid out as Q4_K's; its fifth bits are bytes
+// 16*(i%2).. of qh, bit 2k for the low nibbles (sub-block 2k) and bit 2k+1 for the high ones (k = i/2).
+template <>
+struct ChunkDecoder<DType::Q5_K> {
+  static constexpr int kCols = 32, kRuns = 2, kRunLen = 16;
+  static constexpr bool kHasMin = true;
+  struct Raw { U128 head; U128 qh; U128 v; };
+  KAIRO_HD static Raw load(const uint8_t* qs_row, const uint16_t*, int64_t c) {
+    const uint8_t* sb = qs_row + (c >> 3) * 176;
+    const int i = static_cast<int>(c & 7);
+    return {load_u128(sb), load_u128_stream(sb + 16 + 16 * (i & 1)), load_u128_stream(sb + 48 + 16 * i)};
+  }
+  KAIRO_HD static void decode(const Raw& r, int64_t c, float* q, float* a, float* b) {
+    const int k = static_cast<int>(c & 7) >> 1;
+    const float d = half_to_float(u16_of(r.head, 0));
+    const float dmin = half_to_float(u16_of(r.head, 1));
+    KAIRO_UNROLL
+    for (int j = 0; j < 16; ++j) {
+      const int byte = byte_of(r.v, j);
+      const int hb = byte_of(r.qh, j);
+      q[j] = static_cast<float>((byte & 0x0F) | (((hb >> (2 * k)) & 1) << 4));
+      q[j + 16] = static_cast<float>((byte >> 4) | (((hb >> (2 * k + 1)) & 1) << 4));
+    }
+    KAIRO_UNROLL
+    for (int run = 0; run < 2; ++run) {
+      int sc, m;
+      q4k_scale_min(r.head, 2 * k + run, &sc, &m);
+      a[run] = d * static_cast<float>(sc);
+      b[run] = -(dmin * static_cast<float>(m));
+    }
+  }
+  KAIRO_HD static int64_t col(int64_t c, int j) { return ChunkDecoder<DType::Q4_K>::col(c, j); }
+  KAIRO_HD static void locate(int64_t col, int64_t* c, int* j) { ChunkDecoder<DType::Q4_K>::locate(col, c, j); }
+};
+
 // Q6_K: packed super-block [ql 128][qh 64][scales 16], d in the scale region. Quant chunk i (0..7): half h = i/4,
 // q4 = i%4 selects ql bytes 64h + 16*q4 .. +15; kk = q4/2, l0 = 16*(q4%2). Low nibbles are element
 // 128h + 32kk + l0 + jj (high bits from qh[32h + l0 + jj] bits 2kk), high nibbles 128h + 32(kk+2) + l0 + jj
@@ -218,6 +254,7 @@ bool dispatch_weight_type(DType t, Fn&& fn) {
     case DType::Q8_0: fn.template operator()<DType::Q8_0>(); return true;
     case DType::Q4_0: fn.template operator()<DType::Q4_0>(); return true;
     case DType::Q4_K: fn.template operator()<DType::Q4_K>(); return true;
+    case DType::Q5_K: fn.template operator()<DType::Q5_K>(); return true;
     case DType::Q6_K: fn.template operator()<DType::Q6_K>(); return true;
     default: return false;
   }

@@ -38,16 +38,14 @@ void rms_norm_op(const float* x, const float* weight, float* y, int64_t n_tokens
   rms_norm(x, weight, y, n_tokens, dim, eps, CudaContext::get().stream());
 }
 
-// What the CUDA kernels do not implement yet (llama-3 frequency factors, sliding windows, soft-capping, sinks): the
-// CUDA backend is not wired to models (kairo::devices refuses --device cuda), so reaching one is a programmer error.
-[[noreturn]] void unsupported(const char* what) {
-  std::fprintf(stderr, "the CUDA backend does not implement %s yet\n", what);
-  std::abort();
-}
-
+// RopeParams::freq_factors is a host pointer; the table has nowhere to keep its device copy. Models run through
+// CudaDevice (cuda_device.h), which uploads the factors once; reaching this through the table is a programmer error.
 void rope_op(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p) {
-  if (p.freq_factors != nullptr) unsupported("rope frequency factors (llama-3 rope_freqs, YaRN)");
-  rope(x, positions, n_tokens, p, CudaContext::get().stream());
+  if (p.freq_factors != nullptr) {
+    std::fprintf(stderr, "cuda_backend().rope: frequency factors need CudaDevice::rope (a device copy)\n");
+    std::abort();
+  }
+  rope(x, positions, n_tokens, p, nullptr, CudaContext::get().stream());
 }
 
 void swiglu_op(const float* gate, const float* up, float* out, int64_t n) {
@@ -77,8 +75,6 @@ void kv_write_op(const KvLayerView& kv, const int64_t* slot_mapping, const float
 void attention_op(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads,
                   float scale, ThreadPool&) {
   if (batch.n_tokens == 0) return;
-  if (batch.window > 0 || batch.softcap > 0 || batch.sinks != nullptr)
-    unsupported("sliding-window, soft-capped or sink attention");
   CudaContext& ctx = CudaContext::get();
   const int64_t max_ctx = static_cast<int64_t>(batch.max_blocks_per_seq) * kv.block_size;
   const AttentionPlan plan = plan_attention(batch.n_tokens, n_heads, kv.n_kv_heads, kv.head_dim, max_ctx,

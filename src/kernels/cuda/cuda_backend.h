@@ -8,12 +8,14 @@
 //     row_bytes == that layout's qs_row_bytes. A host MatrixView passed here is a programmer error.
 //   - norm weights and biases: device f32 (CudaWeights::upload(const float*, n)).
 //   - activations x, y, q, k, v, out, gate, up: device f32 buffers.
-//   - positions, seq_idx, block_tables (AttentionBatch) and slot_mapping: device int arrays. slot < 0 skips the
+//   - positions, seq_idx, block_tables and sinks (AttentionBatch) and slot_mapping: device arrays. slot < 0 skips the
 //     K/V write of that token (padding in a graph bucket); a padding token must still name a valid block table row.
 //   - KvLayerView k/v: device memory from DeviceKvPool.
 //   - get_row's `row` is a host integer (prefer cuda_get_rows() below, which reads ids from the device: one launch
 //     per step and capturable in a graph).
-//   - the ThreadPool argument is ignored.
+//   - the ThreadPool argument is ignored; RopeParams::freq_factors must be null (CudaDevice::rope takes them).
+//   - matmul and attention take the relaxed paths (cuBLAS for many tokens, split attention); CudaDevice honours
+//     Numerics::Exact.
 // Host code must first check cuda_device_count() > 0; the first call creates the context on device 0.
 #include <cstdint>
 

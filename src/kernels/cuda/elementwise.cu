@@ -1,4 +1,4 @@
-// The small per-token ops: RMSNorm, RoPE, SwiGLU, residual add, bias, embedding rows, KV cache writes. Each is
+// The small per-token ops: RMSNorm, RoPE, SwiGLU/GeGLU, scale, residual add, bias, embedding rows, KV cache writes. Each is
 // memory-bound and tiny next to the matmuls; they are written for exactness against the reference first (RoPE
 // angles in double, as ref_ops.cpp computes them) and grid-stride so one launch shape serves any size.
 #include <cuda_bf16.h>
@@ -45,15 +45,20 @@ __global__ void rms_norm_kernel(const float* x, const float* __restrict__ weight
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) yt[i] = xt[i] * scale * weight[i];
 }
 
+// freq_factors (llama-3 rope_freqs, YaRN): pair i's inverse frequency is divided by freq_factors[i], as the
+// reference divides it, in double.
 __global__ void rope_kernel(float* x, const int32_t* __restrict__ positions, int64_t n_tokens, int n_heads,
-                            int head_dim, int n_rot, double freq_base, double freq_scale, double mscale, bool neox) {
+                            int head_dim, int n_rot, double freq_base, double freq_scale, double mscale, bool neox,
+                            const float* __restrict__ freq_factors) {
   const int half = n_rot / 2;
   KAIRO_GRID_STRIDE(idx, n_tokens * n_heads * half) {
     const int i = static_cast<int>(idx % half);
     const int64_t th = idx / half;  // t * n_heads + h
     const int64_t t = th / n_heads;
     const double pos = static_cast<double>(positions[t]) * freq_scale;
-    const double theta = pos * pow(freq_base, -2.0 * i / n_rot);
+    double inv_freq = pow(freq_base, -2.0 * i / n_rot);
+    if (freq_factors != nullptr) inv_freq /= freq_factors[i];
+    const double theta = pos * inv_freq;
     double s, c;
     sincos(theta, &s, &c);
     const float cf = static_cast<float>(c * mscale), sf = static_cast<float>(s * mscale);
@@ -79,6 +84,20 @@ __global__ void geglu_kernel(const float* gate, const float* __restrict__ up, fl
     const float g = gate[i];
     out[i] = g / (1.0f + expf(-1.5957691216057308f * (g + 0.044715f * g * g * g))) * up[i];
   }
+}
+
+// min(gate, limit) * sigmoid(alpha * that) * (clamp(up, -limit, limit) + 1), as the CPU device computes it
+__global__ void swiglu_oai_kernel(const float* gate, const float* __restrict__ up, float* out, int64_t n, float alpha,
+                                  float limit) {
+  KAIRO_GRID_STRIDE(i, n) {
+    const float g = fminf(gate[i], limit);
+    const float u = fminf(fmaxf(up[i], -limit), limit);
+    out[i] = g / (1.0f + expf(-alpha * g)) * (u + 1.0f);
+  }
+}
+
+__global__ void scale_kernel(float* x, int64_t n, float factor) {
+  KAIRO_GRID_STRIDE(i, n) { x[i] *= factor; }
 }
 
 __global__ void add_kernel(float* y, const float* __restrict__ x, int64_t n) {
@@ -144,14 +163,15 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, i
   CUDA_CHECK_LAUNCH();
 }
 
-void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p, cudaStream_t stream) {
+void rope(float* x, const int32_t* positions, int64_t n_tokens, const RopeParams& p, const float* freq_factors,
+          cudaStream_t stream) {
   const int64_t n = n_tokens * p.n_heads * (p.n_rot / 2);
   if (n == 0) return;
   // The reference computes pos * freq_scale and the angle in double from the float parameters.
   rope_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, positions, n_tokens, p.n_heads, p.head_dim, p.n_rot,
                                                     static_cast<double>(p.freq_base),
                                                     static_cast<double>(p.freq_scale), static_cast<double>(p.mscale),
-                                                    p.style == RopeStyle::Neox);
+                                                    p.style == RopeStyle::Neox, freq_factors);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -164,6 +184,19 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStrea
 void geglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   geglu_kernel<<<grid_for(n), kThreads, 0, stream>>>(gate, up, out, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void swiglu_oai(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit,
+                cudaStream_t stream) {
+  if (n == 0) return;
+  swiglu_oai_kernel<<<grid_for(n), kThreads, 0, stream>>>(gate, up, out, n, alpha, limit);
+  CUDA_CHECK_LAUNCH();
+}
+
+void scale(float* x, int64_t n, float factor, cudaStream_t stream) {
+  if (n == 0) return;
+  scale_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, n, factor);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -121,7 +121,8 @@ void set_limit(int64_t bytes) {
 
 void gemv_set_smem_limit(int64_t max_smem_bytes) {
   // Set once at context creation: cudaFuncSetAttribute is not something to call inside a graph capture.
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K,
+                  DType::Q6_K}) {
     dispatch_weight_type(t, [&]<DType T>() { set_limit<T>(max_smem_bytes); });
   }
 }

@@ -59,7 +59,7 @@ Status check_attention_shape(int n_heads, int n_kv_heads, int head_dim) {
 }
 
 AttentionPlan plan_attention(int64_t n_tokens, int n_heads, int n_kv_heads, int head_dim, int64_t max_ctx,
-                             const DeviceLimits& dev) {
+                             const DeviceLimits& dev, Numerics numerics) {
   AttentionPlan p;
   const int group = n_heads / n_kv_heads;
   p.heads_per_block = 1;
@@ -71,6 +71,10 @@ AttentionPlan plan_attention(int64_t n_tokens, int n_heads, int n_kv_heads, int 
 
   // Flash-decoding: split the KV range until the grid covers the device ~4 blocks per SM deep.
   max_ctx = std::max<int64_t>(1, max_ctx);
+  if (numerics == Numerics::Exact) {
+    p.split_keys = static_cast<int>(max_ctx);
+    return p;
+  }
   const int64_t base = std::max<int64_t>(1, n_tokens * n_kv_heads * p.n_head_groups);
   const int64_t target = 4ll * dev.n_sms;
   const int64_t max_splits = std::max<int64_t>(1, (max_ctx + kAttnMinSplitKeys - 1) / kAttnMinSplitKeys);

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/result.h"
+#include "kernels/backend.h"
 #include "kernels/cuda/packed_layout.h"
 
 namespace kairo::kernels::cuda {
@@ -57,9 +58,10 @@ struct AttentionPlan {
 
 // Checks that the attention kernels can run this head shape; the message says what is unsupported.
 Status check_attention_shape(int n_heads, int n_kv_heads, int head_dim);
-// max_ctx: the most keys any token may attend to (max_blocks_per_seq * block_size, known on the host).
+// max_ctx: the most keys any token may attend to (max_blocks_per_seq * block_size, known on the host). Splits
+// depend on the token count, so Numerics::Exact (batch invariance) never splits.
 AttentionPlan plan_attention(int64_t n_tokens, int n_heads, int n_kv_heads, int head_dim, int64_t max_ctx,
-                             const DeviceLimits& dev);
+                             const DeviceLimits& dev, Numerics numerics = Numerics::Relaxed);
 
 // 1D elementwise grids: blocks of 256 threads, capped (the kernels grid-stride loop over the rest).
 inline constexpr int kElementwiseThreads = 256;

@@ -10,7 +10,7 @@ namespace kairo::kernels::cuda {
 bool cuda_supports(DType t) {
   switch (t) {
     case DType::F32: case DType::F16: case DType::BF16:
-    case DType::Q8_0: case DType::Q4_0: case DType::Q4_K: case DType::Q6_K:
+    case DType::Q8_0: case DType::Q4_0: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K:
       return true;
     default:
       return false;
@@ -20,7 +20,7 @@ bool cuda_supports(DType t) {
 Result<PackedLayout> packed_layout(DType t, int64_t n_rows, int64_t n_cols) {
   if (!cuda_supports(t)) {
     return Error{strprintf("weight type %s is not supported by the CUDA backend (supported: F32, F16, BF16, Q8_0, "
-                           "Q4_0, Q4_K, Q6_K); requantize the model, e.g. to Q8_0 or Q4_K_M",
+                           "Q4_0, Q4_K, Q5_K, Q6_K); requantize the model, e.g. to Q8_0 or Q4_K_M",
                            std::string(dtype_name(t)).c_str())};
   }
   const int64_t block = dtype_info(t).block_size;
@@ -37,11 +37,12 @@ Result<PackedLayout> packed_layout(DType t, int64_t n_rows, int64_t n_cols) {
     case DType::F32: l.chunk_cols = 4; break;
     case DType::F16: case DType::BF16: l.chunk_cols = 8; break;
     case DType::Q8_0: l.chunk_cols = 16; break;
-    default: l.chunk_cols = 32; break;  // Q4_0, Q4_K, Q6_K
+    default: l.chunk_cols = 32; break;  // Q4_0, Q4_K, Q5_K, Q6_K
   }
   l.n_chunks = (n_cols + l.chunk_cols - 1) / l.chunk_cols;
   switch (t) {
     case DType::Q4_K: l.qs_row_bytes = n_cols / kQK_K * static_cast<int64_t>(sizeof(BlockQ4_K)); break;
+    case DType::Q5_K: l.qs_row_bytes = n_cols / kQK_K * static_cast<int64_t>(sizeof(BlockQ5_K)); break;
     case DType::Q6_K: l.qs_row_bytes = n_cols / kQK_K * 208; break;
     default: l.qs_row_bytes = l.n_chunks * 16; break;
   }
@@ -77,6 +78,7 @@ void pack_rows(const PackedLayout& l, const uint8_t* src, size_t src_row_bytes, 
         }
         break;
       case DType::Q4_K:
+      case DType::Q5_K:  // super-blocks are already 16-byte multiples
         std::memcpy(q, s, static_cast<size_t>(l.qs_row_bytes));
         break;
       case DType::Q6_K:

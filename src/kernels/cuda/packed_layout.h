@@ -9,6 +9,7 @@
 //   Q8_0          quant row = the 32 int8 of each block back to back (a chunk is half a block); scale = block d
 //   Q4_0          quant row = the 16 nibble bytes of each block (a chunk is one block); scale = block d
 //   Q4_K          unchanged: 144-byte super-blocks are already 16-byte multiples (header chunk + 8 quant chunks)
+//   Q5_K          unchanged: 176-byte super-blocks (header chunk + 2 high-bit chunks + 8 quant chunks)
 //   Q6_K          208-byte super-blocks [ql 128][qh 64][scales 16]; scale = super-block d
 //
 // A device MatrixView (see cuda_backend.h) points at the start of this buffer and has row_bytes == qs_row_bytes;

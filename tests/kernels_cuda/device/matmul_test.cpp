@@ -50,7 +50,8 @@ TEST_P(CudaMatmulTest, MatchesReference) {
 
 std::vector<Case> cases() {
   std::vector<Case> v;
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K,
+                  DType::Q6_K}) {
     for (int64_t n : {1, 2, 3, 8, 16, 17, 64}) v.push_back({t, 131, 512, n});
     v.push_back({t, 1000, 4096, 1});   // a row count that is no multiple of the block's rows
     v.push_back({t, 64, 14336, 1});    // a down projection's width: 56 KiB of activations per token
@@ -86,10 +87,10 @@ TEST(CudaWeights, TiedTensorsUploadOnceAndVectorsRoundTrip) {
 
 TEST(CudaWeights, UnsupportedTypeIsAnError) {
   std::vector<uint8_t> w(176 * 2);
-  const MatrixView host{DType::Q5_K, w.data(), 2, 256, 176};
+  const MatrixView host{DType::Q5_0, w.data(), 2, 256, 176};
   const Result<PackedMatrix> m = upload_matrix(host);
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.error().message.find("Q5_K is not supported by the CUDA backend"), std::string::npos);
+  EXPECT_NE(m.error().message.find("Q5_0 is not supported by the CUDA backend"), std::string::npos);
 }
 
 }  // namespace

@@ -79,7 +79,8 @@ TEST(CudaOps, GegluMatchesReference) {
 }
 
 TEST(CudaOps, GetRowAndGetRowsEveryType) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K,
+                  DType::Q6_K}) {
     std::mt19937 rng(4);
     const int64_t rows = 9, cols = 512;
     const size_t rb = row_bytes(t, cols);

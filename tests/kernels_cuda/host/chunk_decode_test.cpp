@@ -85,7 +85,8 @@ TEST_P(ChunkDecodeTest, MatchesReferenceDequantBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Types, ChunkDecodeTest,
                          ::testing::Values(Case{DType::F32, 6}, Case{DType::F32, 64}, Case{DType::F16, 100},
                                            Case{DType::F16, 256}, Case{DType::BF16, 36}, Case{DType::Q8_0, 512},
-                                           Case{DType::Q4_0, 512}, Case{DType::Q4_K, 768}, Case{DType::Q6_K, 768}),
+                                           Case{DType::Q4_0, 512}, Case{DType::Q4_K, 768},
+                                           Case{DType::Q5_K, 768}, Case{DType::Q6_K, 768}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return std::string(dtype_name(info.param.type)) + "_" + std::to_string(info.param.n_cols);
                          });

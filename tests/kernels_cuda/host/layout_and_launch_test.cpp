@@ -49,11 +49,11 @@ TEST(PackedLayout, RegionsAreAlignedAndSized) {
 }
 
 TEST(PackedLayout, UnsupportedTypesAndShapesAreErrors) {
-  const Result<PackedLayout> q5k = packed_layout(DType::Q5_K, 4, 256);
-  ASSERT_FALSE(q5k.ok());
-  EXPECT_EQ(q5k.error().message,
-            "weight type Q5_K is not supported by the CUDA backend (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, "
-            "Q6_K); requantize the model, e.g. to Q8_0 or Q4_K_M");
+  const Result<PackedLayout> q5_0 = packed_layout(DType::Q5_0, 4, 256);
+  ASSERT_FALSE(q5_0.ok());
+  EXPECT_EQ(q5_0.error().message,
+            "weight type Q5_0 is not supported by the CUDA backend (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, "
+            "Q5_K, Q6_K); requantize the model, e.g. to Q8_0 or Q4_K_M");
   const Result<PackedLayout> bad = packed_layout(DType::Q4_K, 4, 100);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "matrix of 4 x 100 Q4_K: the column count must be a positive multiple of 256");
@@ -114,6 +114,17 @@ TEST(AttentionPlan, DecodeSplitsTheContextAcrossTheDevice) {
   EXPECT_EQ(p.n_splits, 32);  // capped at 4096 / 128 keys
   EXPECT_EQ(p.split_keys, 128);
   EXPECT_EQ(p.partial_floats, 1 * 32 * 32 * 130);
+}
+
+// Splits follow the token count, and so would the rounding: the batch-invariance contract never splits.
+TEST(AttentionPlan, ExactNumericsNeverSplitsWhateverTheTokenCount) {
+  for (int64_t n_tokens : {1, 3, 64, 512}) {
+    const AttentionPlan p = plan_attention(n_tokens, 32, 8, 128, 4096, kH100, Numerics::Exact);
+    EXPECT_EQ(p.n_splits, 1) << n_tokens;
+    EXPECT_EQ(p.split_keys, 4096) << n_tokens;
+    EXPECT_EQ(p.partial_floats, 0) << n_tokens;
+    EXPECT_EQ(p.heads_per_block, 4) << n_tokens;
+  }
 }
 
 TEST(AttentionPlan, PrefillNeedsNoSplits) {

@@ -1,10 +1,13 @@
-// The model end to end on Vulkan (lavapipe in CI) against llama.cpp's reference outputs, with the tolerances of the
+// The model end to end on a non-CPU device against llama.cpp's reference outputs, with the tolerances of the
 // CPU path (tests/engine/reference_outputs_test.cpp, ../shared/README.md), and the engine's batch-invariance
 // contract on the device: a temperature-0 request's tokens do not depend on the batch or on prompt chunking.
-#ifdef KAIRO_HAS_VULKAN
+//
+// The device is KAIRO_TEST_DEVICE (default: vulkan, Mesa's lavapipe in CI; scripts/gpu-check.sh sets cuda).
+#if defined(KAIRO_HAS_VULKAN) || defined(KAIRO_TEST_CUDA_MODEL)
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
@@ -23,9 +26,10 @@ namespace {
 
 using nlohmann::json;
 
-std::shared_ptr<kernels::Device> vulkan() {
+std::shared_ptr<kernels::Device> device_under_test() {
   static std::shared_ptr<kernels::Device> dev = [] {
-    auto d = open_device("vulkan");
+    const char* spec = std::getenv("KAIRO_TEST_DEVICE");
+    auto d = open_device(spec != nullptr && *spec != '\0' ? spec : "vulkan");
     EXPECT_TRUE(d.ok()) << d.error().message;
     return d.ok() ? *d : nullptr;
   }();
@@ -71,7 +75,7 @@ struct ReferenceRun {
 ReferenceRun run_reference(const std::string& model_path, const std::string& ref_path) {
   ReferenceRun out;
   out.ref = load_json(ref_path);
-  auto model = model::Model::load(model_path, vulkan());
+  auto model = model::Model::load(model_path, device_under_test());
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
   if (!model.ok()) return out;
   int n_logit_steps = 0;
@@ -88,10 +92,10 @@ ReferenceRun run_reference(const std::string& model_path, const std::string& ref
   return out;
 }
 
-class VulkanAidreams : public ::testing::TestWithParam<std::string> {};
+class DeviceAidreams : public ::testing::TestWithParam<std::string> {};
 
 // The F32 model: every greedy token, and the logits within 1e-3 (the reference's F16 KV cache rounding).
-TEST_P(VulkanAidreams, GreedyTokensAndLogitsMatchLlamaCpp) {
+TEST_P(DeviceAidreams, GreedyTokensAndLogitsMatchLlamaCpp) {
   const ReferenceRun out = run_reference(testing::demo_model_path(),
                                 testing::source_path("tests/data/reference/aidreams260K." + GetParam() + ".json"));
   const json& steps = out.ref["steps"];
@@ -99,23 +103,23 @@ TEST_P(VulkanAidreams, GreedyTokensAndLogitsMatchLlamaCpp) {
   for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(out.result.tokens[i], steps[i]["token"].get<int32_t>()) << i;
   for (size_t i = 0; i < out.result.step_logits.size(); ++i) {
     const double d = max_abs_diff(out.result.step_logits[i], steps[i]["logits"].get<std::vector<float>>());
-    std::printf("vulkan aidreams %s step %zu: max |diff| %.6f\n", GetParam().c_str(), i, d);
+    std::printf("device aidreams %s step %zu: max |diff| %.6f\n", GetParam().c_str(), i, d);
     EXPECT_LT(d, 1e-3) << "step " << i;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Prompts, VulkanAidreams, ::testing::Values("i-dream", "the-machine"));
+INSTANTIATE_TEST_SUITE_P(Prompts, DeviceAidreams, ::testing::Values("i-dream", "the-machine"));
 
 struct SynthCase {
   std::string name;
   double min_cosine;
 };
 
-class VulkanSynth : public ::testing::TestWithParam<SynthCase> {};
+class DeviceSynth : public ::testing::TestWithParam<SynthCase> {};
 
 // Quantized and F16 files: the logit vectors' cosine and the argmax where the reference's margin is clear, while
 // the greedy path follows the reference's.
-TEST_P(VulkanSynth, LogitsMatchLlamaCpp) {
+TEST_P(DeviceSynth, LogitsMatchLlamaCpp) {
   const SynthCase& sc = GetParam();
   const ReferenceRun out = run_reference(testing::shared_path("models/" + sc.name + ".gguf"),
                                 testing::shared_path("reference/" + sc.name + ".i-dream.json"));
@@ -124,7 +128,7 @@ TEST_P(VulkanSynth, LogitsMatchLlamaCpp) {
   for (size_t i = 0; i < out.result.step_logits.size(); ++i) {
     const auto ref = steps[i]["logits"].get<std::vector<float>>();
     const double c = cosine(out.result.step_logits[i], ref);
-    std::printf("vulkan %s step %zu: cosine %.6f\n", sc.name.c_str(), i, c);
+    std::printf("device %s step %zu: cosine %.6f\n", sc.name.c_str(), i, c);
     EXPECT_GE(c, sc.min_cosine) << "step " << i;
     const auto [want, margin] = top1(ref);
     if (margin > 0.05) EXPECT_EQ(top1(out.result.step_logits[i]).first, want) << "step " << i;
@@ -133,7 +137,7 @@ TEST_P(VulkanSynth, LogitsMatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Models, VulkanSynth,
+    Models, DeviceSynth,
     ::testing::Values(SynthCase{"synth-llama-gqa.f16", 0.999}, SynthCase{"synth-llama-gqa.Q8_0", 0.999},
                       SynthCase{"synth-llama-gqa.Q4_0", 0.995}, SynthCase{"synth-llama-gqa.Q4_K_M", 0.995},
                       SynthCase{"synth-llama-gqa.Q6_K", 0.995}, SynthCase{"synth-qwen2.f16", 0.999},
@@ -147,12 +151,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The newer architectures on the device, centred log-probabilities of the first steps: llama-3 rope scaling
 // (rope_freqs) on the 304-token prompt, qwen3's per-head Q/K norm.
-class VulkanLogprobs : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+class DeviceLogprobs : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
-TEST_P(VulkanLogprobs, MatchLlamaCpp) {
+TEST_P(DeviceLogprobs, MatchLlamaCpp) {
   const auto& [name, prompt] = GetParam();
   const json ref = load_json(testing::shared_path("reference/" + name + "." + prompt + ".json"));
-  auto model = model::Model::load(testing::shared_path("models/" + name + ".gguf"), vulkan());
+  auto model = model::Model::load(testing::shared_path("models/" + name + ".gguf"), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   engine::GenerateOptions opts;
   opts.max_tokens = 4;
@@ -182,13 +186,13 @@ TEST_P(VulkanLogprobs, MatchLlamaCpp) {
       nb += b[k] * b[k];
     }
     const double cos = dot / std::sqrt(na * nb);
-    std::printf("vulkan %s %s step %d: centred logprob cosine %.6f\n", name.c_str(), prompt.c_str(), i, cos);
+    std::printf("device %s %s step %d: centred logprob cosine %.6f\n", name.c_str(), prompt.c_str(), i, cos);
     EXPECT_GE(cos, 0.999) << "step " << i;
     if (r->tokens[static_cast<size_t>(i)] != ref["steps"][i]["token"].get<int32_t>()) break;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, VulkanLogprobs,
+INSTANTIATE_TEST_SUITE_P(Archs, DeviceLogprobs,
                          ::testing::Values(std::make_pair("synth-llama3.f16", "long"),
                                            std::make_pair("synth-qwen3.f16", "lighthouse"),
                                            std::make_pair("synth-qwen3.Q8_0", "garden"),
@@ -247,8 +251,8 @@ std::vector<Collected> run_engine(model::Model& model, const tokenizer::Tokenize
   return out;
 }
 
-TEST(VulkanEngine, BatchedAndChunkedOutputsEqualRunningEachAlone) {
-  auto model = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), vulkan());
+TEST(DeviceEngine, BatchedAndChunkedOutputsEqualRunningEachAlone) {
+  auto model = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
   ASSERT_TRUE(tok.ok()) << tok.error().message;
@@ -285,8 +289,8 @@ TEST(VulkanEngine, BatchedAndChunkedOutputsEqualRunningEachAlone) {
 
 // gemma3's sliding-window layers on their own block pool (blocks behind the window freed): the same tokens as
 // keeping every layer's whole context, batched and in 7-token prefill chunks, on the device.
-TEST(VulkanEngine, SlidingWindowGroupKeepsTheOutputsOfKeepingEverything) {
-  auto model = model::Model::load(testing::shared_path("models/synth-gemma3.Q8_0.gguf"), vulkan());
+TEST(DeviceEngine, SlidingWindowGroupKeepsTheOutputsOfKeepingEverything) {
+  auto model = model::Model::load(testing::shared_path("models/synth-gemma3.Q8_0.gguf"), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
   ASSERT_TRUE(tok.ok()) << tok.error().message;
@@ -322,10 +326,10 @@ TEST(VulkanEngine, SlidingWindowGroupKeepsTheOutputsOfKeepingEverything) {
 
 // One step's logits do not depend on the other sequences of the step, bit for bit (a stronger check than tokens).
 // qwen3moe: B's tokens activate other experts, so A's rows are gathered out of a larger step.
-class VulkanBatchInvariance : public ::testing::TestWithParam<const char*> {};
+class DeviceBatchInvariance : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(VulkanBatchInvariance, LogitsOfASequenceAreBitIdenticalAloneAndInABatch) {
-  auto model = model::Model::load(testing::shared_path(GetParam()), vulkan());
+TEST_P(DeviceBatchInvariance, LogitsOfASequenceAreBitIdenticalAloneAndInABatch) {
+  auto model = model::Model::load(testing::shared_path(GetParam()), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   const model::ModelConfig& c = (*model)->config();
   ThreadPool pool(1);
@@ -359,7 +363,7 @@ TEST_P(VulkanBatchInvariance, LogitsOfASequenceAreBitIdenticalAloneAndInABatch) 
   for (int i = 0; i < c.n_vocab; ++i) ASSERT_EQ(alone_logits[i], both_logits[i]) << "vocab " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, VulkanBatchInvariance,
+INSTANTIATE_TEST_SUITE_P(Files, DeviceBatchInvariance,
                          ::testing::Values("models/synth-qwen2.Q4_K_M.gguf", "models/synth-qwen3moe.Q4_0.gguf",
                                            "models/synth-gemma3.Q4_0.gguf"),
                          [](const auto& info) {

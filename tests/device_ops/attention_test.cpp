@@ -5,9 +5,9 @@
 
 #include "kernels/kernel_test_util.h"
 #include "kernels/ref/ref_ops.h"
-#include "vk_test_util.h"
+#include "device_ops/device_ops_util.h"
 
-namespace kairo::kernels::vulkan {
+namespace kairo::kernels::device_ops {
 namespace {
 
 using kernels::testing::random_floats;
@@ -130,10 +130,10 @@ struct Shape {
 // the output by up to ~5e-4 / 4e-3 of the vector's max: 1e-3 / 8e-3. (Observed: below 2e-4 / 2e-3.)
 double tolerance(DType t) { return t == DType::F32 ? 2e-5 : t == DType::F16 ? 1e-3 : 8e-3; }
 
-class VulkanAttention : public ::testing::TestWithParam<Shape> {};
+class DeviceAttention : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(VulkanAttention, KvWriteIsExactAndAttentionMatchesReference) {
-  KAIRO_VK_DEVICE(d);
+TEST_P(DeviceAttention, KvWriteIsExactAndAttentionMatchesReference) {
+  KAIRO_TEST_DEVICE(d);
   const Shape s = GetParam();
   std::mt19937 rng(static_cast<unsigned>(s.head_dim * 31 + s.n_heads));
   const std::vector<int> lens = {37, 130, 5};  // 130: three 64-position chunks, the last one ragged
@@ -164,7 +164,7 @@ TEST_P(VulkanAttention, KvWriteIsExactAndAttentionMatchesReference) {
   d->free(c.v_dev);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, VulkanAttention,
+INSTANTIATE_TEST_SUITE_P(Shapes, DeviceAttention,
                          ::testing::Values(Shape{32, 4, 4, DType::F16}, Shape{40, 6, 2, DType::F16},
                                            Shape{64, 8, 1, DType::F16}, Shape{80, 4, 2, DType::F16},
                                            Shape{128, 4, 4, DType::F16}, Shape{256, 2, 1, DType::F16},
@@ -177,8 +177,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, VulkanAttention,
 
 // Sliding windows (inside one chunk, across chunks, longer than the context), soft-capped scores and attention
 // sinks, against the reference; and a windowed sequence's outputs alone equal its outputs in a batch, bit for bit.
-TEST(VulkanAttentionWindow, SlidingWindowAndSoftcapMatchReference) {
-  KAIRO_VK_DEVICE(d);
+TEST(DeviceAttentionWindow, SlidingWindowAndSoftcapMatchReference) {
+  KAIRO_TEST_DEVICE(d);
   const int n_heads = 8, n_kv = 2, head_dim = 64, len = 200;
   const float scale = 0.125f;
   std::mt19937 rng(12);
@@ -215,8 +215,8 @@ TEST(VulkanAttentionWindow, SlidingWindowAndSoftcapMatchReference) {
 
 // The contract for attention: a sequence's outputs are bit for bit the same alone or batched with other sequences,
 // and whether its prompt was prefilled in one call or in chunks with the KV written between them.
-TEST(VulkanAttentionInvariance, AloneVersusBatchedAndOneChunkVersusSeveral) {
-  KAIRO_VK_DEVICE(d);
+TEST(DeviceAttentionInvariance, AloneVersusBatchedAndOneChunkVersusSeveral) {
+  KAIRO_TEST_DEVICE(d);
   const int n_heads = 8, n_kv = 2, head_dim = 64, len = 150;
   const float scale = 0.125f;
   std::mt19937 rng(11);
@@ -271,4 +271,4 @@ TEST(VulkanAttentionInvariance, AloneVersusBatchedAndOneChunkVersusSeveral) {
 }
 
 }  // namespace
-}  // namespace kairo::kernels::vulkan
+}  // namespace kairo::kernels::device_ops

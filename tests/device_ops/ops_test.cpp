@@ -3,9 +3,9 @@
 
 #include "kernels/kernel_test_util.h"
 #include "kernels/ref/ref_ops.h"
-#include "vk_test_util.h"
+#include "device_ops/device_ops_util.h"
 
-namespace kairo::kernels::vulkan {
+namespace kairo::kernels::device_ops {
 namespace {
 
 using kernels::testing::random_floats;
@@ -15,8 +15,8 @@ using testing::to_device;
 
 // rms_norm: f32 sum of squares in a fixed tree (error ~ (dim/256 + 8) roundings of a positive sum, ~1e-6 relative)
 // against the reference's double; the scale and the two products add a few ulps.
-TEST(VulkanOps, RmsNormMatchesReferenceInPlaceAndNot) {
-  KAIRO_VK_DEVICE(d);
+TEST(DeviceOps, RmsNormMatchesReferenceInPlaceAndNot) {
+  KAIRO_TEST_DEVICE(d);
   std::mt19937 rng(1);
   for (const auto& [n_tokens, dim] : {std::pair<int64_t, int64_t>{1, 64}, {3, 250}, {17, 1000}, {33, 4096}}) {
     const std::vector<float> x = random_floats(rng, static_cast<size_t>(n_tokens * dim), 3.0f);
@@ -36,8 +36,8 @@ TEST(VulkanOps, RmsNormMatchesReferenceInPlaceAndNot) {
 
 // rope: the angle is kept to a few float ulps of the reference's double angle (see rope.comp), so the rotated
 // values differ by a few ulps of their magnitude even at positions near 32k; 2e-6 of the vector's max.
-TEST(VulkanOps, RopeMatchesReferenceForBothStylesAndPartialRotation) {
-  KAIRO_VK_DEVICE(d);
+TEST(DeviceOps, RopeMatchesReferenceForBothStylesAndPartialRotation) {
+  KAIRO_TEST_DEVICE(d);
   std::mt19937 rng(2);
   struct Case {
     int n_heads, head_dim, n_rot;
@@ -82,8 +82,8 @@ TEST(VulkanOps, RopeMatchesReferenceForBothStylesAndPartialRotation) {
 }
 
 // swiglu, geglu: exp and a division, a few ulps each (GLSL exp is accurate to 3 + 2|x| ulp).
-TEST(VulkanOps, ElementwiseOpsMatchReference) {
-  KAIRO_VK_DEVICE(d);
+TEST(DeviceOps, ElementwiseOpsMatchReference) {
+  KAIRO_TEST_DEVICE(d);
   std::mt19937 rng(3);
   const int64_t n_tokens = 17, n = 250;
   const size_t total = static_cast<size_t>(n_tokens * n);
@@ -137,8 +137,8 @@ TEST(VulkanOps, ElementwiseOpsMatchReference) {
 }
 
 // add_rows_scaled: one product and one sum per element (precise in the shader), as the CPU device's loop rounds.
-TEST(VulkanOps, AddRowsScaledMatchesTheHostLoop) {
-  KAIRO_VK_DEVICE(d);
+TEST(DeviceOps, AddRowsScaledMatchesTheHostLoop) {
+  KAIRO_TEST_DEVICE(d);
   std::mt19937 rng(5);
   const int64_t n_rows = 9, dim = 300;
   const std::vector<int32_t> rows = {7, 0, 3, 8};
@@ -159,8 +159,8 @@ TEST(VulkanOps, AddRowsScaledMatchesTheHostLoop) {
 }
 
 // Offsets that are not multiples of minStorageBufferOffsetAlignment: bound aligned down, remainder in the shader.
-TEST(VulkanOps, SpansAtUnalignedOffsetsWork) {
-  KAIRO_VK_DEVICE(d);
+TEST(DeviceOps, SpansAtUnalignedOffsetsWork) {
+  KAIRO_TEST_DEVICE(d);
   std::mt19937 rng(4);
   const std::vector<float> a = random_floats(rng, 100), b = random_floats(rng, 100);
   DeviceSpan big = testing::zeros(*d, 4096);
@@ -174,4 +174,4 @@ TEST(VulkanOps, SpansAtUnalignedOffsetsWork) {
 }
 
 }  // namespace
-}  // namespace kairo::kernels::vulkan
+}  // namespace kairo::kernels::device_ops

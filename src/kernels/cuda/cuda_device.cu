@@ -1,0 +1,356 @@
+// The CUDA Device (cuda_device.h): memory, transfers and steps, and each op adapted to its kernel launcher (ops.h).
+#include "kernels/cuda/cuda_device.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "core/format.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_context.h"
+#include "kernels/cuda/cuda_weights.h"
+#include "kernels/cuda/device_memory.h"
+#include "kernels/cuda/ops.h"
+
+namespace kairo::kernels::cuda {
+namespace {
+
+constexpr uint64_t kStageAlign = 256;
+constexpr uint64_t kStageMinBytes = 1ull << 20;
+
+template <typename T>
+T* at(DeviceSpan s) {
+  assert((s.buffer == kCudaAddressSpace || s.empty()) && "a span of another device");
+  return reinterpret_cast<T*>(static_cast<uintptr_t>(s.offset));
+}
+
+DeviceSpan span_of(const void* p) {
+  return DeviceSpan{nullptr, kCudaAddressSpace, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p))};
+}
+
+PackedLayout layout_of(const MatrixView& w) {
+  assert(w.packing == kCudaPacking && "a matrix this device did not upload");
+  Result<PackedLayout> l = packed_layout(w.dtype, w.n_rows, w.n_cols);
+  if (!l.ok()) cuda_fail("matrix layout", l.error().message.c_str(), __FILE__, __LINE__);
+  return *l;
+}
+
+KvLayerView kv_view(const DeviceKvLayer& kv) {
+  return KvLayerView{at<void>(kv.k), at<void>(kv.v), kv.dtype, kv.n_kv_heads, kv.head_dim, kv.block_size};
+}
+
+Result<CudaDeviceInfo> device_info(int index) {
+  cudaDeviceProp prop{};
+  if (const cudaError_t e = cudaGetDeviceProperties(&prop, index); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Error{strprintf("cuda:%d: %s", index, cudaGetErrorString(e))};
+  }
+  CudaDeviceInfo info;
+  info.index = index;
+  info.name = prop.name;
+  info.compute_major = prop.major;
+  info.compute_minor = prop.minor;
+  info.total_bytes = prop.totalGlobalMem;
+  info.n_sms = prop.multiProcessorCount;
+  info.max_shared_memory_per_block = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+  // Free memory is per device and needs its context; the current device is restored afterwards.
+  int current = 0;
+  if (cudaGetDevice(&current) == cudaSuccess && cudaSetDevice(index) == cudaSuccess) {
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) info.free_bytes = free_bytes;
+    (void)cudaSetDevice(current);
+  }
+  (void)cudaGetLastError();
+  return info;
+}
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(CudaDeviceInfo info) : info_(std::move(info)), ctx_(CudaContext::get()) {}
+  ~CudaDevice() override { (void)cudaStreamSynchronize(ctx_.stream()); }
+
+  DeviceKind kind() const override { return DeviceKind::Cuda; }
+  std::string name() const override {
+    return strprintf("cuda:%d (%s, sm_%d%d)", info_.index, info_.name.c_str(), info_.compute_major,
+                     info_.compute_minor);
+  }
+  bool host_memory() const override { return false; }
+
+  // ---- memory ----
+  Result<DeviceSpan> allocate(uint64_t bytes, const char* what) override {
+    Result<DeviceBuffer> b = DeviceBuffer::try_allocate(std::max<uint64_t>(bytes, 1));
+    if (!b.ok()) {
+      const kernels::DeviceMemoryInfo mem = memory_info();
+      return Error{strprintf("%s: could not allocate %s for %s (%s free of %s): %s", name().c_str(),
+                             human_bytes(bytes).c_str(), what, human_bytes(mem.free_bytes).c_str(),
+                             human_bytes(mem.total_bytes).c_str(), b.error().message.c_str())};
+    }
+    CUDA_CHECK(cudaMemsetAsync(b->data(), 0, b->size(), ctx_.stream()));
+    const DeviceSpan s = span_of(b->data());
+    allocations_.emplace(s.offset, std::move(b).value());
+    return s;
+  }
+  void free(DeviceSpan span) override {
+    if (span.empty()) return;
+    synchronize();  // enqueued work may still use it
+    [[maybe_unused]] const size_t erased = allocations_.erase(span.offset);
+    assert(erased == 1 && "free() of a span allocate() did not return");
+  }
+  uint64_t max_allocation_bytes() const override { return info_.total_bytes; }
+  // From pageable memory, cudaMemcpyAsync returns once the bytes are staged: the caller may reuse `src` at once.
+  void upload(DeviceSpan dst, const void* src, uint64_t bytes) override {
+    if (bytes == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(at<void>(dst), src, bytes, cudaMemcpyHostToDevice, ctx_.stream()));
+  }
+  void download(DeviceSpan src, void* dst, uint64_t bytes) override {
+    if (bytes == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, at<void>(src), bytes, cudaMemcpyDeviceToHost, ctx_.stream()));
+    synchronize();
+  }
+  void copy(DeviceSpan src, DeviceSpan dst, uint64_t bytes) override {
+    if (bytes == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(at<void>(dst), at<void>(src), bytes, cudaMemcpyDeviceToDevice, ctx_.stream()));
+  }
+  void synchronize() override {
+    const cudaError_t e = cudaStreamSynchronize(ctx_.stream());
+    if (e != cudaSuccess) throw DeviceLost(name() + ": " + cudaGetErrorString(e));
+  }
+  kernels::DeviceMemoryInfo memory_info() const override {
+    size_t free_bytes = 0, total_bytes = 0;
+    kernels::DeviceMemoryInfo info;
+    info.total_bytes = info_.total_bytes;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      info.free_bytes = free_bytes;
+      info.free_known = true;
+    }
+    return info;
+  }
+  Status check_kv_dtype(DType dtype) const override { return cuda::check_kv_dtype(dtype); }
+
+  Result<std::vector<DeviceMatrix>> upload_matrices(std::span<const MatrixView> host) override {
+    // Everything is checked and counted before the first copy, so a model that cannot run is refused whole.
+    uint64_t need = 0;
+    std::unordered_map<const void*, bool> seen;
+    for (const MatrixView& h : host) {
+      if (Status st = cuda_check_weight(h); !st) return Error{name() + ": " + st.error().message};
+      if (seen.emplace(h.data, true).second)
+        need += static_cast<uint64_t>(packed_layout(h.dtype, h.n_rows, h.n_cols)->total_bytes);
+    }
+    const kernels::DeviceMemoryInfo mem = memory_info();
+    if (mem.free_known && need > mem.free_bytes) {
+      return Error{strprintf("%s: the model's weights need %s of device memory and %s is free (of %s): use a "
+                             "smaller quantization (e.g. Q4_K_M), free the GPU, or run on --device cpu",
+                             name().c_str(), human_bytes(need).c_str(), human_bytes(mem.free_bytes).c_str(),
+                             human_bytes(mem.total_bytes).c_str())};
+    }
+    std::vector<DeviceMatrix> out;
+    out.reserve(host.size());
+    std::unordered_map<const void*, DeviceMatrix> uploaded;  // tied embeddings: one copy
+    for (const MatrixView& h : host) {
+      if (auto it = uploaded.find(h.data); it != uploaded.end()) {
+        out.push_back(it->second);
+        continue;
+      }
+      Result<PackedMatrix> m = upload_matrix(h);
+      if (!m.ok()) return Error{name() + ": " + m.error().message};
+      const DeviceMatrix d{m->view, span_of(m->view.data)};
+      weights_.push_back(std::move(m->storage));
+      uploaded.emplace(h.data, d);
+      out.push_back(d);
+    }
+    synchronize();
+    return out;
+  }
+
+  // ---- one step ----
+  void begin_step(ThreadPool&) override {
+    synchronize();
+    reset_stage();
+  }
+  DeviceSpan stage(const void* host, uint64_t bytes) override {
+    uint64_t offset = stage_.empty() ? 0 : align_up(stage_.back().used);
+    if (stage_.empty() || offset + bytes > stage_.back().host.size()) {
+      const uint64_t last = stage_.empty() ? 0 : stage_.back().host.size();
+      const uint64_t size = std::max({bytes, 2 * last, kStageMinBytes});
+      stage_.push_back(StageChunk{PinnedBuffer(size), DeviceBuffer(size), 0});
+      offset = 0;
+    }
+    StageChunk& c = stage_.back();
+    if (bytes > 0) {
+      std::memcpy(c.host.as<uint8_t>() + offset, host, bytes);
+      CUDA_CHECK(cudaMemcpyAsync(c.dev.as<uint8_t>() + offset, c.host.as<uint8_t>() + offset, bytes,
+                                 cudaMemcpyHostToDevice, ctx_.stream()));
+    }
+    c.used = offset + bytes;
+    return span_of(c.dev.as<uint8_t>() + offset);
+  }
+  void end_step() override {
+    synchronize();
+    reset_stage();
+  }
+
+  // ---- ops ----
+  void get_rows(const DeviceMatrix& table, DeviceSpan ids, int64_t n, DeviceSpan out) override {
+    cuda_get_rows(table.view, at<const int32_t>(ids), n, at<float>(out));
+  }
+  void gather_rows(DeviceSpan x, DeviceSpan rows, int64_t n, int64_t dim, DeviceSpan out) override {
+    cuda::gather_rows(at<const float>(x), at<const int32_t>(rows), n, dim, at<float>(out), ctx_.stream());
+  }
+  void matmul(const DeviceMatrix* ws, int n_mats, DeviceSpan x, const DeviceSpan* ys, int64_t n_tokens,
+              Numerics numerics) override {
+    if (n_tokens == 0) return;
+    for (int i = 0; i < n_mats; ++i) {
+      const PackedLayout l = layout_of(ws[i].view);
+      const auto* w = static_cast<const uint8_t*>(ws[i].view.data);
+      // Exact: the GEMV's per-token sums do not depend on how many tokens share the call; cuBLAS's do.
+      const bool gemv_fits = gemv_smem_per_token(l) * 4 <= ctx_.limits().max_smem_per_block;
+      const MatmulPath path = numerics == Numerics::Exact && gemv_fits
+                                  ? MatmulPath::Gemv
+                                  : choose_matmul_path(l, n_tokens, ctx_.limits());
+      if (path == MatmulPath::Gemv) {
+        gemv(l, w, at<const float>(x), at<float>(ys[i]), n_tokens, gemv_config(l, n_tokens, ctx_.limits()),
+             ctx_.stream());
+      } else {
+        gemm(l, w, at<const float>(x), at<float>(ys[i]), n_tokens, ctx_);
+      }
+    }
+  }
+  void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) override {
+    cuda::rms_norm(at<const float>(x), at<const float>(weight), at<float>(y), n_tokens, dim, eps, ctx_.stream());
+  }
+  void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) override {
+    cuda::rope(at<float>(x), at<const int32_t>(positions), n_tokens, p, rope_factors(p), ctx_.stream());
+  }
+  void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
+    cuda::swiglu(at<const float>(gate), at<const float>(up), at<float>(out), n, ctx_.stream());
+  }
+  void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
+    cuda::geglu(at<const float>(gate), at<const float>(up), at<float>(out), n, ctx_.stream());
+  }
+  void swiglu_oai(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n, float alpha, float limit) override {
+    cuda::swiglu_oai(at<const float>(gate), at<const float>(up), at<float>(out), n, alpha, limit, ctx_.stream());
+  }
+  void scale(DeviceSpan x, int64_t n, float factor) override { cuda::scale(at<float>(x), n, factor, ctx_.stream()); }
+  void add(DeviceSpan y, DeviceSpan x, int64_t n) override {
+    cuda::add(at<float>(y), at<const float>(x), n, ctx_.stream());
+  }
+  void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) override {
+    cuda::add_bias(at<float>(x), at<const float>(bias), n_tokens, n, ctx_.stream());
+  }
+  void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
+                       int64_t dim) override {
+    cuda::add_rows_scaled(at<float>(y), at<const float>(x), at<const int32_t>(rows), at<const float>(scales), n, dim,
+                          ctx_.stream());
+  }
+  void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
+                int64_t n_tokens) override {
+    cuda::kv_write(kv_view(kv), at<const int64_t>(slot_mapping), at<const float>(k), at<const float>(v), n_tokens,
+                   ctx_.stream());
+  }
+  void attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& kv, const DeviceAttentionBatch& batch,
+                 int n_heads, float scale) override {
+    if (batch.n_tokens == 0) return;
+    assert(kv.head_dim <= kAttnMaxHeadDim && n_heads % kv.n_kv_heads == 0);
+    AttentionBatch b;
+    b.n_tokens = batch.n_tokens;
+    b.positions = at<const int32_t>(batch.positions);
+    b.seq_idx = at<const int32_t>(batch.seq_idx);
+    b.block_tables = at<const int32_t>(batch.block_tables);
+    b.max_blocks_per_seq = batch.max_blocks_per_seq;
+    b.window = batch.window;
+    b.softcap = batch.softcap;
+    b.sinks = batch.sinks.empty() ? nullptr : at<const float>(batch.sinks);
+    const int64_t max_ctx = static_cast<int64_t>(batch.max_blocks_per_seq) * kv.block_size;
+    const AttentionPlan plan = plan_attention(batch.n_tokens, n_heads, kv.n_kv_heads, kv.head_dim, max_ctx,
+                                              ctx_.limits(), batch.numerics);
+    float* partials = plan.partial_floats > 0 ? ctx_.attention_workspace(4 * plan.partial_floats) : nullptr;
+    paged_attention(at<const float>(q), at<float>(out), kv_view(kv), b, n_heads, scale, plan, partials,
+                    ctx_.stream());
+  }
+
+ private:
+  struct StageChunk {
+    PinnedBuffer host;
+    DeviceBuffer dev;
+    uint64_t used = 0;
+  };
+
+  static uint64_t align_up(uint64_t x) { return (x + kStageAlign - 1) / kStageAlign * kStageAlign; }
+
+  // Keeps only the largest chunk (called after a synchronize: no copy reads the pinned bytes any more).
+  void reset_stage() {
+    if (stage_.empty()) return;
+    auto largest = std::max_element(stage_.begin(), stage_.end(), [](const StageChunk& a, const StageChunk& b) {
+      return a.host.size() < b.host.size();
+    });
+    StageChunk keep = std::move(*largest);
+    keep.used = 0;
+    stage_.clear();
+    stage_.push_back(std::move(keep));
+  }
+
+  // The device copy of a rope's frequency factors (a host array, the same every step), uploaded once per content.
+  const float* rope_factors(const RopeParams& p) {
+    if (p.freq_factors == nullptr) return nullptr;
+    std::vector<float> key(p.freq_factors, p.freq_factors + p.n_rot / 2);
+    auto it = rope_factors_.find(key);
+    if (it == rope_factors_.end()) {
+      DeviceBuffer b(key.size() * sizeof(float));
+      CUDA_CHECK(cudaMemcpyAsync(b.data(), key.data(), key.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                 ctx_.stream()));
+      it = rope_factors_.emplace(std::move(key), std::move(b)).first;
+    }
+    return it->second.as<const float>();
+  }
+
+  CudaDeviceInfo info_;
+  CudaContext& ctx_;
+  std::unordered_map<uint64_t, DeviceBuffer> allocations_;
+  std::vector<std::shared_ptr<void>> weights_;
+  std::vector<StageChunk> stage_;
+  std::map<std::vector<float>, DeviceBuffer> rope_factors_;
+};
+
+}  // namespace
+
+Result<std::vector<CudaDeviceInfo>> list_devices() {
+  int n = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Error{std::string("no usable CUDA device: ") + cudaGetErrorString(e) +
+                 " (install the NVIDIA driver, or check that this process can see the GPU)"};
+  }
+  if (n == 0) return Error{"no CUDA device found"};
+  std::vector<CudaDeviceInfo> out;
+  for (int i = 0; i < n; ++i) {
+    KAIRO_TRY_ASSIGN(CudaDeviceInfo info, device_info(i));
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<std::shared_ptr<Device>> open_device(int index) {
+  KAIRO_TRY_ASSIGN(std::vector<CudaDeviceInfo> devices, list_devices());
+  if (index < 0 || index >= static_cast<int>(devices.size())) {
+    std::string found;
+    for (const auto& d : devices) found += strprintf("%scuda:%d (%s)", found.empty() ? "" : ", ", d.index, d.name.c_str());
+    return Error{strprintf("there is no CUDA device %d; found %s", index, found.c_str())};
+  }
+  if (index != 0) {
+    return Error{strprintf("cuda:%d: this version runs on cuda:0 only (one kernel context per process); run with "
+                           "CUDA_VISIBLE_DEVICES=%d and --device cuda to use that GPU",
+                           index, index)};
+  }
+  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(devices[0]));
+}
+
+Status check_kv_dtype(DType dtype) {
+  if (dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16) return Status::success();
+  return Error{"cuda: KV cache dtype " + std::string(dtype_name(dtype)) +
+               " is not supported by the CUDA device: use --kv-dtype f16, bf16 or f32"};
+}
+
+}  // namespace kairo::kernels::cuda
