@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kairo needs to build and test. Idempotent: packages already present are skipped.
-# Usage: scripts/install-deps.sh [aarch64]   (aarch64: the cross compiler, qemu-user and the arm64 libraries of a
-# multiarch install, for scripts/test-aarch64.sh)
+# Usage: scripts/install-deps.sh [aarch64|hip]   (aarch64: the cross compiler, qemu-user and the arm64 libraries of
+# a multiarch install, for scripts/test-aarch64.sh; hip: Debian's hipcc, for scripts/build-hip.sh)
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -25,6 +25,10 @@ install_missing() {
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+if [ "${1:-}" = "hip" ]; then
+  install_missing hipcc  # HIP 5.2 with clang 15 and the ROCm device libraries; no rocBLAS (none in Debian 12)
+  exit 0
+fi
 if [ "${1:-}" = "aarch64" ]; then
   install_missing g++-aarch64-linux-gnu qemu-user-static libpcre2-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
   exit 0

@@ -21,7 +21,7 @@ __global__ void argmax_kernel(const float* __restrict__ logits, int64_t n_vocab,
   Best best{-INFINITY, INT32_MAX};
   for (int64_t i = threadIdx.x; i < n_vocab; i += blockDim.x) best = better(best, Best{row[i], static_cast<int32_t>(i)});
   for (int off = 16; off > 0; off >>= 1) {
-    const Best other{__shfl_xor_sync(0xffffffffu, best.v, off), __shfl_xor_sync(0xffffffffu, best.i, off)};
+    const Best other{warp_xor(best.v, off), warp_xor(best.i, off)};
     best = better(best, other);
   }
   __shared__ Best warp_best[32];

@@ -17,9 +17,6 @@
 // activations). The reference also rounds the normalised softmax weights to the KV type before they meet V; an
 // online softmax never holds normalised weights, so here they stay f32 (the difference is below the f16 rounding of
 // the cache itself and is covered by the kernel tests' tolerance).
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops.h"
 
@@ -28,14 +25,14 @@ namespace {
 
 __device__ __forceinline__ float kv_to_float(float v) { return v; }
 __device__ __forceinline__ float kv_to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float kv_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float kv_to_float(gpu_bf16 v) { return bf16_to_float_dev(v); }
 
 template <typename KvT>
 __device__ __forceinline__ float round_like_kv(float x) {
   if constexpr (std::is_same_v<KvT, __half>) {
     return __half2float(__float2half_rn(x));
-  } else if constexpr (std::is_same_v<KvT, __nv_bfloat16>) {
-    return __bfloat162float(__float2bfloat16_rn(x));
+  } else if constexpr (std::is_same_v<KvT, gpu_bf16>) {
+    return bf16_to_float_dev(float_to_bf16_dev(x));
   } else {
     return x;
   }
@@ -122,7 +119,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32) paged_attention_kernel(AttnAr
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
 #pragma unroll
-      for (int g = 0; g < GT; ++g) s[g] += __shfl_xor_sync(0xffffffffu, s[g], off);
+      for (int g = 0; g < GT; ++g) s[g] += warp_xor(s[g], off);
     }
 #pragma unroll
     for (int g = 0; g < GT; ++g) {
@@ -261,7 +258,7 @@ void paged_attention(const float* q, float* out, const KvLayerView& kv, const At
   args.split_keys = plan.split_keys;
   switch (kv.dtype) {
     case DType::F16: launch_epl<__half>(args, plan, stream); break;
-    case DType::BF16: launch_epl<__nv_bfloat16>(args, plan, stream); break;
+    case DType::BF16: launch_epl<gpu_bf16>(args, plan, stream); break;
     case DType::F32: launch_epl<float>(args, plan, stream); break;
     default: cuda_fail("paged_attention", "KV cache type must be F32, F16 or BF16", __FILE__, __LINE__);
   }

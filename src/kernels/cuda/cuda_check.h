@@ -2,11 +2,13 @@
 // Device errors are unrecoverable at the point they surface (a failed launch, an illegal address, a lost device):
 // abort loudly with the call, file and line, as llm.c and llama.cpp do. Expected failures (unsupported weight type,
 // not enough memory for a KV pool) are reported as Result values before any kernel runs.
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-
 #include <cstdio>
 #include <cstdlib>
+
+#include "kernels/cuda/gpu_runtime.h"
+#if !defined(KAIRO_HIP)
+#include <cublas_v2.h>
+#endif
 
 namespace kairo::kernels::cuda {
 
@@ -26,6 +28,7 @@ namespace kairo::kernels::cuda {
     }                                                                                                   \
   } while (0)
 
+#if !defined(KAIRO_HIP)
 #define CUBLAS_CHECK(call)                                                                                   \
   do {                                                                                                       \
     const cublasStatus_t kairo_cublas_st_ = (call);                                                          \
@@ -33,6 +36,7 @@ namespace kairo::kernels::cuda {
       ::kairo::kernels::cuda::cuda_fail(#call, cublasGetStatusString(kairo_cublas_st_), __FILE__, __LINE__); \
     }                                                                                                        \
   } while (0)
+#endif
 
 // After a kernel launch: catches bad launch configurations at the launch site instead of at the next sync.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())

@@ -23,13 +23,15 @@ CudaContext::CudaContext() {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   limits_.n_sms = prop.multiProcessorCount;
-  limits_.max_smem_per_block = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
-  limits_.smem_per_sm = static_cast<int64_t>(prop.sharedMemPerMultiprocessor);
+  limits_.max_smem_per_block = max_smem_per_block(prop);
+  limits_.smem_per_sm = smem_per_multiprocessor(prop);
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+#if !defined(KAIRO_HIP)
   CUBLAS_CHECK(cublasCreate(&cublas_));
   CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   cublas_workspace_ = DeviceBuffer(kCublasWorkspaceBytes);
   CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.data(), kCublasWorkspaceBytes));
+#endif
   gemv_set_smem_limit(limits_.max_smem_per_block);
 }
 

@@ -1,13 +1,11 @@
 #pragma once
 // The per-process CUDA state the backend table's functions share: device 0, one stream every op is enqueued on
-// (so a step is a single ordered stream, capturable as a graph), the cuBLAS handle bound to it, and the kernel
-// workspaces. Workspaces grow on demand outside graph capture; reserve() sizes them up front so a capture never
+// (so a step is a single ordered stream, capturable as a graph), the cuBLAS handle bound to it (CUDA only), and
+// the kernel workspaces. Workspaces grow on demand outside graph capture; reserve() sizes them up front so a capture never
 // reallocates (growing during capture aborts with a message naming reserve()).
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-
 #include <cstdint>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/launch_config.h"
 #include "kernels/cuda/memory_plan.h"
@@ -20,7 +18,9 @@ class CudaContext {
   static CudaContext& get();
 
   cudaStream_t stream() const { return stream_; }
+#if !defined(KAIRO_HIP)
   cublasHandle_t cublas() const { return cublas_; }
+#endif
   const DeviceLimits& limits() const { return limits_; }
 
   void reserve(const WorkspaceSizes& sizes);
@@ -39,9 +39,11 @@ class CudaContext {
   void* grow(DeviceBuffer& buf, int64_t bytes, const char* what);
 
   cudaStream_t stream_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
   DeviceLimits limits_;
+#if !defined(KAIRO_HIP)
+  cublasHandle_t cublas_ = nullptr;
   DeviceBuffer cublas_workspace_;
+#endif
   DeviceBuffer dequant_, act16_, attn_;
 };
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
-#include <map>
 #include <unordered_map>
 
 #include "core/format.h"
@@ -55,7 +54,7 @@ Result<CudaDeviceInfo> device_info(int index) {
   info.compute_minor = prop.minor;
   info.total_bytes = prop.totalGlobalMem;
   info.n_sms = prop.multiProcessorCount;
-  info.max_shared_memory_per_block = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+  info.max_shared_memory_per_block = max_smem_per_block(prop);
   // Free memory is per device and needs its context; the current device is restored afterwards.
   int current = 0;
   if (cudaGetDevice(&current) == cudaSuccess && cudaSetDevice(index) == cudaSuccess) {
@@ -295,15 +294,16 @@ class CudaDevice final : public Device {
   // The device copy of a rope's frequency factors (a host array, the same every step), uploaded once per content.
   const float* rope_factors(const RopeParams& p) {
     if (p.freq_factors == nullptr) return nullptr;
-    std::vector<float> key(p.freq_factors, p.freq_factors + p.n_rot / 2);
-    auto it = rope_factors_.find(key);
-    if (it == rope_factors_.end()) {
-      DeviceBuffer b(key.size() * sizeof(float));
-      CUDA_CHECK(cudaMemcpyAsync(b.data(), key.data(), key.size() * sizeof(float), cudaMemcpyHostToDevice,
-                                 ctx_.stream()));
-      it = rope_factors_.emplace(std::move(key), std::move(b)).first;
+    const size_t n = static_cast<size_t>(p.n_rot / 2);
+    for (const auto& [factors, buffer] : rope_factors_) {
+      if (factors.size() == n && std::equal(factors.begin(), factors.end(), p.freq_factors))
+        return buffer.as<const float>();
     }
-    return it->second.as<const float>();
+    std::vector<float> key(p.freq_factors, p.freq_factors + n);
+    DeviceBuffer b(n * sizeof(float));
+    CUDA_CHECK(cudaMemcpyAsync(b.data(), key.data(), n * sizeof(float), cudaMemcpyHostToDevice, ctx_.stream()));
+    rope_factors_.emplace_back(std::move(key), std::move(b));
+    return rope_factors_.back().second.as<const float>();
   }
 
   CudaDeviceInfo info_;
@@ -311,7 +311,9 @@ class CudaDevice final : public Device {
   std::unordered_map<uint64_t, DeviceBuffer> allocations_;
   std::vector<std::shared_ptr<void>> weights_;
   std::vector<StageChunk> stage_;
-  std::map<std::vector<float>, DeviceBuffer> rope_factors_;
+  // A model has one or two sets (llama-3's rope_freqs; YaRN's): a list, not a map keyed by vectors (whose C++20
+  // three-way comparison crashes Debian's clang 15 in the HIP build).
+  std::vector<std::pair<std::vector<float>, DeviceBuffer>> rope_factors_;
 };
 
 }  // namespace

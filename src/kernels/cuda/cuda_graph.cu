@@ -15,7 +15,7 @@ void DecodeGraphs::run(int bucket, cudaStream_t stream, const std::function<void
     cudaGraph_t graph = nullptr;
     CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     cudaGraphExec_t exec = nullptr;
-    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_CHECK(graph_instantiate(&exec, graph));
     CUDA_CHECK(cudaGraphDestroy(graph));
     it = graphs_.emplace(bucket, exec).first;
   }

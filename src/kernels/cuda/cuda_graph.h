@@ -3,7 +3,7 @@
 // layer; at ~2-4 us of launch overhead each that is a large part of a 1B model's step, and a replayed graph pays
 // it once. The step's inputs must live at fixed device addresses (token ids, positions, slot mapping, block tables
 // copied into the same buffers every step, padded to the bucket) because the graph bakes the pointers in.
-#include <cuda_runtime.h>
+#include "kernels/cuda/gpu_runtime.h"
 
 #include <functional>
 #include <map>

@@ -1,8 +1,7 @@
 // The small per-token ops: RMSNorm, RoPE, SwiGLU/GeGLU, scale, residual add, bias, embedding rows, KV cache writes. Each is
 // memory-bound and tiny next to the matmuls; they are written for exactness against the reference first (RoPE
 // angles in double, as ref_ops.cpp computes them) and grid-stride so one launch shape serves any size.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include <algorithm>
 
 #include "kernels/cuda/chunk_decode.h"
 #include "kernels/cuda/cuda_check.h"
@@ -23,7 +22,7 @@ unsigned grid_for(int64_t n) {
 
 __device__ float block_sum(float v) {
   __shared__ float warp_sums[32];
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  for (int off = 16; off > 0; off >>= 1) v += warp_xor(v, off);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) warp_sums[warp] = v;
   __syncthreads();
@@ -133,8 +132,8 @@ template <typename KvT>
 __device__ KvT to_kv(float v) {
   if constexpr (std::is_same_v<KvT, __half>) {
     return __float2half_rn(v);
-  } else if constexpr (std::is_same_v<KvT, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
+  } else if constexpr (std::is_same_v<KvT, gpu_bf16>) {
+    return float_to_bf16_dev(v);
   } else {
     return v;
   }
@@ -236,9 +235,8 @@ void kv_write(const KvLayerView& kv, const int64_t* slot_mapping, const float* k
                                                      slot_mapping, k, v, n_tokens, row);
       break;
     case DType::BF16:
-      kv_write_kernel<<<grid, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(kv.k),
-                                                     static_cast<__nv_bfloat16*>(kv.v), slot_mapping, k, v,
-                                                     n_tokens, row);
+      kv_write_kernel<<<grid, kThreads, 0, stream>>>(static_cast<gpu_bf16*>(kv.k), static_cast<gpu_bf16*>(kv.v),
+                                                     slot_mapping, k, v, n_tokens, row);
       break;
     case DType::F32:
       kv_write_kernel<<<grid, kThreads, 0, stream>>>(static_cast<float*>(kv.k), static_cast<float*>(kv.v),

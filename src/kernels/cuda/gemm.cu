@@ -3,11 +3,11 @@
 // path that is correct for every type (an int8-MMA kernel reading the quants directly is the faster follow-up).
 // Activations are converted to the weight's 16-bit type; accumulation is f32.
 //
+// The HIP build has no BLAS (Debian's HIP 5.2 ships no rocBLAS): its gemm() is kairo's own GEMV kernel run over the
+// tokens 8 at a time (weights re-read once per 8 tokens), the same path Numerics::Exact takes on CUDA.
+//
 // cuBLAS is column-major: y row-major [n_tokens, n_rows] is C col-major (n_rows x n_tokens, ldc = n_rows);
 // W row-major [n_rows, pitch] is A^T with lda = pitch; x row-major [n_tokens, n_cols] is B col-major (ldb = n_cols).
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "kernels/cuda/chunk_decode.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_context.h"
@@ -39,6 +39,7 @@ __global__ void dequant_f16_kernel(const uint8_t* __restrict__ qs, const uint16_
   }
 }
 
+#if !defined(KAIRO_HIP)
 template <typename H>
 __global__ void convert_kernel(const float* __restrict__ x, H* __restrict__ out, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -46,7 +47,7 @@ __global__ void convert_kernel(const float* __restrict__ x, H* __restrict__ out,
     if constexpr (std::is_same_v<H, __half>) {
       out[i] = __float2half_rn(x[i]);
     } else {
-      out[i] = __float2bfloat16_rn(x[i]);
+      out[i] = float_to_bf16_dev(x[i]);
     }
   }
 }
@@ -58,6 +59,7 @@ void gemm_call(cublasHandle_t h, int64_t m, int64_t n, int64_t k, const void* a,
                             static_cast<int>(k), &alpha, a, at, static_cast<int>(lda), b, bt, static_cast<int>(ldb),
                             &beta, c, CUDA_R_32F, static_cast<int>(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
+#endif
 
 }  // namespace
 
@@ -75,6 +77,11 @@ void dequantize_rows_f16(const PackedLayout& l, const uint8_t* w, int64_t row0, 
   CUDA_CHECK_LAUNCH();
 }
 
+#if defined(KAIRO_HIP)
+void gemm(const PackedLayout& l, const uint8_t* w, const float* x, float* y, int64_t n_tokens, CudaContext& ctx) {
+  gemv(l, w, x, y, n_tokens, gemv_config(l, n_tokens, ctx.limits()), ctx.stream());
+}
+#else
 void gemm(const PackedLayout& l, const uint8_t* w, const float* x, float* y, int64_t n_tokens, CudaContext& ctx) {
   cudaStream_t stream = ctx.stream();
   const int64_t n_x = n_tokens * l.n_cols;
@@ -85,7 +92,7 @@ void gemm(const PackedLayout& l, const uint8_t* w, const float* x, float* y, int
     return;
   }
   if (l.dtype == DType::BF16) {
-    auto* xb = static_cast<__nv_bfloat16*>(ctx.act16_workspace(2 * n_x));
+    auto* xb = static_cast<gpu_bf16*>(ctx.act16_workspace(2 * n_x));
     convert_kernel<<<x_blocks, 256, 0, stream>>>(x, xb, n_x);
     CUDA_CHECK_LAUNCH();
     gemm_call(ctx.cublas(), l.n_rows, n_tokens, l.n_cols, w, CUDA_R_16BF, l.qs_row_bytes / 2, xb, CUDA_R_16BF,
@@ -109,5 +116,7 @@ void gemm(const PackedLayout& l, const uint8_t* w, const float* x, float* y, int
               l.n_rows);
   }
 }
+
+#endif  // KAIRO_HIP
 
 }  // namespace kairo::kernels::cuda

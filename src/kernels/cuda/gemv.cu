@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
 #pragma unroll
-      for (int off = 16; off > 0; off >>= 1) acc[t] += __shfl_xor_sync(0xffffffffu, acc[t], off);
+      for (int off = 16; off > 0; off >>= 1) acc[t] += warp_xor(acc[t], off);
     }
     if (lane == 0) {
 #pragma unroll
@@ -111,10 +111,10 @@ void launch(const PackedLayout& l, const uint8_t* w, const float* x, float* y, i
 template <DType T>
 void set_limit(int64_t bytes) {
   const int b = static_cast<int>(bytes);
-  CUDA_CHECK(cudaFuncSetAttribute(gemv_kernel<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  CUDA_CHECK(cudaFuncSetAttribute(gemv_kernel<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  CUDA_CHECK(cudaFuncSetAttribute(gemv_kernel<T, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
-  CUDA_CHECK(cudaFuncSetAttribute(gemv_kernel<T, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, b));
+  CUDA_CHECK(set_max_dynamic_smem(gemv_kernel<T, 1>, b));
+  CUDA_CHECK(set_max_dynamic_smem(gemv_kernel<T, 2>, b));
+  CUDA_CHECK(set_max_dynamic_smem(gemv_kernel<T, 4>, b));
+  CUDA_CHECK(set_max_dynamic_smem(gemv_kernel<T, 8>, b));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // Kernel launchers (one family per .cu file), all enqueued on `stream`. Pointers are device pointers. The backend
 // table (cuda_backend.cu) adapts kernels/backend.h's signatures to these.
-#include <cuda_runtime.h>
+#include "kernels/cuda/gpu_runtime.h"
 
 #include <cstdint>
 
