@@ -115,6 +115,11 @@ class Device {
   virtual DeviceMemoryInfo memory_info() const = 0;
   // Whether kv_write and attention take a KV cache of this dtype; the error names the dtypes that work.
   virtual Status check_kv_dtype(DType dtype) const = 0;
+  // Whether attention takes this head shape (device kernels cap head_dim); checked at model load, before any upload.
+  virtual Status check_attention_shape(int n_heads, int n_kv_heads, int head_dim) const {
+    (void)n_heads, (void)n_kv_heads, (void)head_dim;
+    return Status::success();
+  }
 
   // Weights, once at load: each matrix is copied to the device (and may be repacked into a layout private to this
   // device's matmul). The device owns the copies until it is destroyed. An entry whose span.ptr equals the host

@@ -47,6 +47,9 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, std::shared_ptr
 
 Status Model::move_weights_to_device() {
   kernels::Device& dev = *device_;
+  if (Status st = dev.check_attention_shape(config_.n_heads, config_.n_kv_heads, config_.head_dim); !st) {
+    return Error{dev.name() + ": " + st.error().message};
+  }
   KAIRO_TRY_STATUS(check_weights_fit(dev, weights_.n_bytes));
   // On a host-memory device the embedding table keeps its GGUF layout for get_rows and only the matmul views are
   // replaced (by repacked copies where the kernels have a faster layout); a tied output projection gets its own

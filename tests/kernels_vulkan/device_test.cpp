@@ -107,6 +107,20 @@ TEST(VulkanKv, Q8_0IsRefusedWithAMessage) {
   EXPECT_NE(s.error().message.find("--kv-dtype f16"), std::string::npos) << s.error().message;
 }
 
+// Checked at model load, before any weight is copied: a head the shader cannot hold is refused, not truncated.
+TEST(VulkanKv, AttentionShapesTheShaderCannotRunAreRefused) {
+  KAIRO_VK_DEVICE(d);
+  EXPECT_TRUE(d->check_attention_shape(32, 8, 128).ok());
+  EXPECT_TRUE(d->check_attention_shape(8, 4, 256).ok());
+  const Status wide = d->check_attention_shape(8, 4, 512);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("head size 512"), std::string::npos) << wide.error().message;
+  EXPECT_NE(wide.error().message.find("--device cpu"), std::string::npos) << wide.error().message;
+  const Status groups = d->check_attention_shape(12, 5, 64);
+  ASSERT_FALSE(groups.ok());
+  EXPECT_NE(groups.error().message.find("12 heads and 5 KV heads"), std::string::npos) << groups.error().message;
+}
+
 TEST(VulkanBandwidth, MeasuresAPositiveReadRate) {
   KAIRO_VK_DEVICE(d);
   auto gbs = measure_read_bandwidth(*d, 64ull << 20);

@@ -68,8 +68,10 @@ __global__ void __launch_bounds__(kAttnWarps * 32) paged_attention_kernel(AttnAr
 
   const int n_ctx = a.positions[t] + 1;
   const int lo = a.window > 0 ? max(0, n_ctx - a.window) : 0;
-  const int k_begin = max(lo, split * a.split_keys);
-  const int k_end = min(n_ctx, k_begin + a.split_keys);
+  // This split's keys [s0, s0 + split_keys), less those before the window (a split wholly before it is empty).
+  const int s0 = split * a.split_keys;
+  const int k_begin = max(lo, s0);
+  const int k_end = min(n_ctx, s0 + a.split_keys);
   const int h0 = kvh * a.group + hg * GT;  // first query head of this block
   const int n_h = min(GT, a.group - hg * GT);
   const int32_t* table = a.block_tables + static_cast<int64_t>(a.seq_idx[t]) * a.max_blocks_per_seq;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 #include "core/format.h"
@@ -73,8 +74,12 @@ class CudaDevice final : public Device {
 
   DeviceKind kind() const override { return DeviceKind::Cuda; }
   std::string name() const override {
+#if defined(KAIRO_HIP)
+    return strprintf("cuda:%d (%s, HIP)", info_.index, info_.name.c_str());
+#else
     return strprintf("cuda:%d (%s, sm_%d%d)", info_.index, info_.name.c_str(), info_.compute_major,
                      info_.compute_minor);
+#endif
   }
   bool host_memory() const override { return false; }
 
@@ -89,20 +94,26 @@ class CudaDevice final : public Device {
     }
     CUDA_CHECK(cudaMemsetAsync(b->data(), 0, b->size(), ctx_.stream()));
     const DeviceSpan s = span_of(b->data());
+    std::lock_guard<std::mutex> lock(mutex_);
     allocations_.emplace(s.offset, std::move(b).value());
     return s;
   }
+  // Never throws (it runs from destructors): after a device failure the memory goes with the context anyway.
   void free(DeviceSpan span) override {
     if (span.empty()) return;
-    synchronize();  // enqueued work may still use it
+    (void)cudaStreamSynchronize(ctx_.stream());  // enqueued work may still use it
+    std::lock_guard<std::mutex> lock(mutex_);
     [[maybe_unused]] const size_t erased = allocations_.erase(span.offset);
     assert(erased == 1 && "free() of a span allocate() did not return");
   }
   uint64_t max_allocation_bytes() const override { return info_.total_bytes; }
-  // From pageable memory, cudaMemcpyAsync returns once the bytes are staged: the caller may reuse `src` at once.
+  // The caller may reuse `src` as soon as this returns, which an asynchronous copy from pageable memory does not
+  // promise everywhere (HIP, systems where the GPU reads host memory): wait for it. Uploads are load-time work;
+  // per-step inputs go through stage().
   void upload(DeviceSpan dst, const void* src, uint64_t bytes) override {
     if (bytes == 0) return;
     CUDA_CHECK(cudaMemcpyAsync(at<void>(dst), src, bytes, cudaMemcpyHostToDevice, ctx_.stream()));
+    synchronize();
   }
   void download(DeviceSpan src, void* dst, uint64_t bytes) override {
     if (bytes == 0) return;
@@ -128,6 +139,9 @@ class CudaDevice final : public Device {
     return info;
   }
   Status check_kv_dtype(DType dtype) const override { return cuda::check_kv_dtype(dtype); }
+  Status check_attention_shape(int n_heads, int n_kv_heads, int head_dim) const override {
+    return cuda::check_attention_shape(n_heads, n_kv_heads, head_dim);
+  }
 
   Result<std::vector<DeviceMatrix>> upload_matrices(std::span<const MatrixView> host) override {
     // Everything is checked and counted before the first copy, so a model that cannot run is refused whole.
@@ -135,6 +149,16 @@ class CudaDevice final : public Device {
     std::unordered_map<const void*, bool> seen;
     for (const MatrixView& h : host) {
       if (Status st = cuda_check_weight(h); !st) return Error{name() + ": " + st.error().message};
+      // The GEMV stages one token's activations in shared memory: every matrix must allow it (the exact path and
+      // the HIP build use it for every token count).
+      const PackedLayout l = *packed_layout(h.dtype, h.n_rows, h.n_cols);
+      if (gemv_smem_per_token(l) * 4 > ctx_.limits().max_smem_per_block) {
+        return Error{strprintf("%s: a weight matrix with %lld columns needs %s of shared memory per token in the "
+                               "GEMV, more than this device's %s per block; run this model on --device cpu or vulkan",
+                               name().c_str(), static_cast<long long>(h.n_cols),
+                               human_bytes(static_cast<uint64_t>(gemv_smem_per_token(l) * 4)).c_str(),
+                               human_bytes(static_cast<uint64_t>(ctx_.limits().max_smem_per_block)).c_str())};
+      }
       if (seen.emplace(h.data, true).second)
         need += static_cast<uint64_t>(packed_layout(h.dtype, h.n_rows, h.n_cols)->total_bytes);
     }
@@ -308,6 +332,7 @@ class CudaDevice final : public Device {
 
   CudaDeviceInfo info_;
   CudaContext& ctx_;
+  std::mutex mutex_;  // allocations_: the server may free a request's buffers on another thread
   std::unordered_map<uint64_t, DeviceBuffer> allocations_;
   std::vector<std::shared_ptr<void>> weights_;
   std::vector<StageChunk> stage_;

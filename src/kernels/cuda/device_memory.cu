@@ -24,8 +24,10 @@ Result<DeviceBuffer> DeviceBuffer::try_allocate(size_t n_bytes) {
   return Result<DeviceBuffer>(std::move(b));
 }
 
+// Destructors never abort: after a device failure cudaFree reports the sticky error, and the memory goes with the
+// context anyway.
 DeviceBuffer::~DeviceBuffer() {
-  if (data_ != nullptr) CUDA_CHECK(cudaFree(data_));
+  if (data_ != nullptr) (void)cudaFree(data_);
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
@@ -45,7 +47,7 @@ PinnedBuffer::PinnedBuffer(size_t n_bytes) : size_(n_bytes) {
 }
 
 PinnedBuffer::~PinnedBuffer() {
-  if (data_ != nullptr) CUDA_CHECK(cudaFreeHost(data_));
+  if (data_ != nullptr) (void)cudaFreeHost(data_);
 }
 
 PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept

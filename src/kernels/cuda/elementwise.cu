@@ -89,8 +89,9 @@ __global__ void geglu_kernel(const float* gate, const float* __restrict__ up, fl
 __global__ void swiglu_oai_kernel(const float* gate, const float* __restrict__ up, float* out, int64_t n, float alpha,
                                   float limit) {
   KAIRO_GRID_STRIDE(i, n) {
-    const float g = fminf(gate[i], limit);
-    const float u = fminf(fmaxf(up[i], -limit), limit);
+    // std::min / std::clamp's comparisons (not fminf / fmaxf), so a NaN stays a NaN as on the CPU.
+    const float g = limit < gate[i] ? limit : gate[i];
+    const float u = up[i] < -limit ? -limit : (limit < up[i] ? limit : up[i]);
     out[i] = g / (1.0f + expf(-alpha * g)) * (u + 1.0f);
   }
 }

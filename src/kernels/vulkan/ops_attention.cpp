@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/format.h"
 #include "kernels/vulkan/vk_device_impl.h"
 #include "kernels/vulkan/vulkan_device.h"
 
@@ -57,6 +58,18 @@ void VulkanDevice::kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, De
     pc.tok0 = static_cast<uint32_t>(t0);
     recorder_->dispatch(p, b, &pc, sizeof(pc), gx, static_cast<uint32_t>(std::min<int64_t>(kMaxGroups, n_tokens - t0)));
   }
+}
+
+Status VulkanDevice::check_attention_shape(int n_heads, int n_kv_heads, int head_dim) const {
+  if (n_kv_heads <= 0 || n_heads <= 0 || n_heads % n_kv_heads != 0) {
+    return Error{strprintf("attention with %d heads and %d KV heads: the head count must be a positive multiple of "
+                           "the KV head count", n_heads, n_kv_heads)};
+  }
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % 2 != 0) {
+    return Error{strprintf("head size %d is not supported by the Vulkan attention shader (even, up to %d): run this "
+                           "model on --device cpu", head_dim, kMaxHeadDim)};
+  }
+  return Status::success();
 }
 
 void VulkanDevice::attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& kv, const DeviceAttentionBatch& batch,

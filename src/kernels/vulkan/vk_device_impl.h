@@ -38,6 +38,7 @@ class VulkanDevice final : public Device {
   void free(DeviceSpan span) override;
   uint64_t max_allocation_bytes() const override { return ctx_->max_allocation(); }
   Status check_kv_dtype(DType dtype) const override { return vulkan::check_kv_dtype(dtype); }
+  Status check_attention_shape(int n_heads, int n_kv_heads, int head_dim) const override;
   void upload(DeviceSpan dst, const void* src, uint64_t bytes) override;
   void download(DeviceSpan src, void* dst, uint64_t bytes) override;
   void copy(DeviceSpan src, DeviceSpan dst, uint64_t bytes) override;
