@@ -1,9 +1,14 @@
 #pragma once
-// Device errors are unrecoverable at the point they surface (a failed launch, an illegal address, a lost device):
-// abort loudly with the call, file and line, as llm.c and llama.cpp do. Expected failures (unsupported weight type,
-// not enough memory for a KV pool) are reported as Result values before any kernel runs.
+// Device errors are unrecoverable for the step they surface in (a failed launch, an illegal address, a lost
+// device): they throw kernels::DeviceLost with the call, file and line, which the engine turns into an error for the
+// requests in flight and a 503 for later ones, while the server stays up (kernels/device.h). Expected failures
+// (unsupported weight type, not enough memory for a KV pool) are reported as Result values before any kernel runs.
+// Destructors and noexcept moves ignore CUDA errors instead: after a failure the memory goes with the context.
 #include <cstdio>
-#include <cstdlib>
+#include <string>
+
+#include "core/format.h"
+#include "kernels/device.h"
 
 #include "kernels/cuda/gpu_runtime.h"
 #if !defined(KAIRO_HIP)
@@ -13,9 +18,9 @@
 namespace kairo::kernels::cuda {
 
 [[noreturn]] inline void cuda_fail(const char* what, const char* detail, const char* file, int line) {
-  std::fprintf(stderr, "CUDA error: %s failed: %s at %s:%d\n", what, detail, file, line);
-  std::fflush(stderr);
-  std::abort();
+  const std::string message = strprintf("CUDA error: %s failed: %s at %s:%d", what, detail, file, line);
+  std::fprintf(stderr, "%s\n", message.c_str());
+  throw DeviceLost(message);
 }
 
 }  // namespace kairo::kernels::cuda

@@ -35,7 +35,7 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (data_ != nullptr) CUDA_CHECK(cudaFree(data_));
+    if (data_ != nullptr) (void)cudaFree(data_);
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
   }
@@ -55,7 +55,7 @@ PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
 
 PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
   if (this != &o) {
-    if (data_ != nullptr) CUDA_CHECK(cudaFreeHost(data_));
+    if (data_ != nullptr) (void)cudaFreeHost(data_);
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
   }

@@ -1,6 +1,7 @@
 // Packed layouts and launch-shape arithmetic, with the numbers worked out by hand for H100/H200-like limits.
 #include <gtest/gtest.h>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch_config.h"
 #include "kernels/cuda/packed_layout.h"
 
@@ -164,6 +165,25 @@ TEST(Elementwise, GridIsCapped) {
   EXPECT_EQ(elementwise_blocks(1, kH100), 1);
   EXPECT_EQ(elementwise_blocks(257, kH100), 2);
   EXPECT_EQ(elementwise_blocks(1ll << 40, kH100), 16 * 132);
+}
+
+}  // namespace
+}  // namespace kairo::kernels::cuda
+
+namespace kairo::kernels::cuda {
+namespace {
+
+// A CUDA error surfaces as DeviceLost (the engine fails the requests in flight and the server stays up), never as
+// an abort of the process.
+TEST(CudaErrors, AFailedCallThrowsDeviceLostNamingIt) {
+  try {
+    CUDA_CHECK(cudaErrorIllegalAddress);
+    FAIL() << "CUDA_CHECK did not throw";
+  } catch (const DeviceLost& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cudaErrorIllegalAddress failed: an illegal memory access was encountered"), std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace
