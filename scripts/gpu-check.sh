@@ -6,6 +6,7 @@
 #      skipping; the binary is run directly because ctest caches test discovery)
 #   3. the model end to end on the GPU (tests/devices/device_model_test.cpp with KAIRO_TEST_DEVICE=cuda): llama.cpp's
 #      reference logits and log-probabilities with the CPU's tolerances, and the engine's batch-invariance tests
+#      (CUDA graphs on, as by default: steady decode steps replay)
 #   4. `kairo devices`, `kairo bench roofline --device cuda` (device read bandwidth), the decode GEMV bench, then
 #      `kairo bench model --device cuda` on `kairo synth llama-3.1-8b` in Q8_0, Q4_K_M and BF16 (decode GB/s and %
 #      of the measured bandwidth) and `kairo bench batch --device cuda` at 1/16/64 sequences
@@ -73,6 +74,9 @@ for type in Q8_0 Q4_K_M BF16; do
       --tokenizer-from models/aidreams260K.gguf; then
     run "bench-model-$type" 120 "$kairo" bench model --device cuda --model "$model" --pp 512 --tg 128 --reps 2
     if [ "$type" = Q4_K_M ]; then
+      # What replaying decode steps as CUDA graphs buys: the same decode with every launch eager.
+      run "bench-model-$type-no-graphs" 120 "$kairo" bench model --device cuda --no-cuda-graphs --model "$model" \
+        --pp 0 --tg 128 --reps 2
       run "bench-batch-$type" 180 "$kairo" bench batch --device cuda --model "$model" --batch 1,16,64 \
         --prompt 128 --gen 64
     fi

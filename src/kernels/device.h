@@ -2,7 +2,8 @@
 // The device the forward pass runs on. A device owns memory (allocate, free, upload, download, copy, synchronise) and
 // runs every op of the model on spans of that memory. model/decoder.cpp is written once against this interface; the
 // CPU device (kernels/cpu/cpu_device.h) runs the Backend kernel table on host memory with no copies, the Vulkan
-// device (kernels/vulkan/) records the ops as compute dispatches into one command buffer per step.
+// device (kernels/vulkan/) records the ops as compute dispatches into one command buffer per step, the CUDA device
+// (kernels/cuda/cuda_device.h) enqueues them on one stream and replays repeated steps as CUDA graphs.
 //
 // Op semantics and layouts are those of kernels/backend.h: activations are row-major f32, one row per token.
 #include <cstdint>

@@ -2,6 +2,7 @@
 // The --device flag shared by run, serve, bench and plan, and loading a model onto the device it names.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,10 @@
 namespace kairo::tools {
 
 inline CLI::Option* add_device_option(CLI::App* cmd, std::string& device) {
+  // The CUDA device reads KAIRO_CUDA_GRAPHS when it opens (kernels/cuda/step_graphs.h): the flag sets it.
+  cmd->add_flag_callback("--no-cuda-graphs", [] { ::setenv("KAIRO_CUDA_GRAPHS", "0", 1); },
+                         "With --device cuda: launch every kernel eagerly instead of replaying repeated steps as "
+                         "CUDA graphs (for debugging and profiling)");
   return cmd->add_option("--device", device, "Device to run on: cpu, vulkan[:N] or cuda[:N] (`kairo devices` lists them)")
       ->capture_default_str();
 }

@@ -27,6 +27,7 @@ class CudaContext {
   void* dequant_workspace(int64_t bytes) { return grow(dequant_, bytes, "dequant"); }
   void* act16_workspace(int64_t bytes) { return grow(act16_, bytes, "act16"); }
   float* attention_workspace(int64_t bytes) { return static_cast<float*>(grow(attn_, bytes, "attention")); }
+  int64_t attention_workspace_bytes() const { return static_cast<int64_t>(attn_.size()); }
 
   // Waits for everything enqueued so far (the end of a step, or a test reading results).
   void synchronize();

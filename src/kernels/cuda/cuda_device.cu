@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "kernels/cuda/cuda_weights.h"
 #include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/ops.h"
+#include "kernels/cuda/step_graphs.h"
 
 namespace kairo::kernels::cuda {
 namespace {
@@ -36,6 +38,40 @@ PackedLayout layout_of(const MatrixView& w) {
   Result<PackedLayout> l = packed_layout(w.dtype, w.n_rows, w.n_cols);
   if (!l.ok()) cuda_fail("matrix layout", l.error().message.c_str(), __FILE__, __LINE__);
   return *l;
+}
+
+// Graphs on the device's stream (step_graphs.h).
+class CudaGraphRuntime final : public GraphRuntime {
+ public:
+  explicit CudaGraphRuntime(cudaStream_t stream) : stream_(stream) {}
+  // Thread-local mode: another thread's unrelated CUDA calls do not invalidate the capture.
+  void begin_capture() override { CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal)); }
+  void* end_capture() override {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(stream_, &graph) != cudaSuccess || graph == nullptr) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = graph_instantiate(&exec, graph);
+    (void)cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return exec;
+  }
+  void launch(void* graph) override { CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), stream_)); }
+  void destroy(void* graph) override { (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph)); }
+
+ private:
+  cudaStream_t stream_;
+};
+
+// KAIRO_CUDA_GRAPHS=0 (what --no-cuda-graphs sets) runs every launch eagerly.
+bool graphs_enabled() {
+  const char* v = std::getenv("KAIRO_CUDA_GRAPHS");
+  return v == nullptr || std::string(v) != "0";
 }
 
 KvLayerView kv_view(const DeviceKvLayer& kv) {
@@ -69,7 +105,10 @@ Result<CudaDeviceInfo> device_info(int index) {
 
 class CudaDevice final : public Device {
  public:
-  explicit CudaDevice(CudaDeviceInfo info) : info_(std::move(info)), ctx_(CudaContext::get()) {}
+  explicit CudaDevice(CudaDeviceInfo info)
+      : info_(std::move(info)),
+        ctx_(CudaContext::get()),
+        graphs_(std::make_unique<CudaGraphRuntime>(ctx_.stream()), graphs_enabled()) {}
   ~CudaDevice() override { (void)cudaStreamSynchronize(ctx_.stream()); }
 
   DeviceKind kind() const override { return DeviceKind::Cuda; }
@@ -101,6 +140,10 @@ class CudaDevice final : public Device {
   // Never throws (it runs from destructors): after a device failure the memory goes with the context anyway.
   void free(DeviceSpan span) override {
     if (span.empty()) return;
+    try {
+      graphs_.flush();  // recorded launches may name it
+    } catch (const DeviceLost&) {
+    }
     (void)cudaStreamSynchronize(ctx_.stream());  // enqueued work may still use it
     std::lock_guard<std::mutex> lock(mutex_);
     [[maybe_unused]] const size_t erased = allocations_.erase(span.offset);
@@ -112,19 +155,23 @@ class CudaDevice final : public Device {
   // per-step inputs go through stage().
   void upload(DeviceSpan dst, const void* src, uint64_t bytes) override {
     if (bytes == 0) return;
+    graphs_.flush();
     CUDA_CHECK(cudaMemcpyAsync(at<void>(dst), src, bytes, cudaMemcpyHostToDevice, ctx_.stream()));
     synchronize();
   }
   void download(DeviceSpan src, void* dst, uint64_t bytes) override {
     if (bytes == 0) return;
+    graphs_.flush();
     CUDA_CHECK(cudaMemcpyAsync(dst, at<void>(src), bytes, cudaMemcpyDeviceToHost, ctx_.stream()));
     synchronize();
   }
   void copy(DeviceSpan src, DeviceSpan dst, uint64_t bytes) override {
     if (bytes == 0) return;
+    graphs_.flush();
     CUDA_CHECK(cudaMemcpyAsync(at<void>(dst), at<void>(src), bytes, cudaMemcpyDeviceToDevice, ctx_.stream()));
   }
   void synchronize() override {
+    graphs_.flush();
     const cudaError_t e = cudaStreamSynchronize(ctx_.stream());
     if (e != cudaSuccess) throw DeviceLost(name() + ": " + cudaGetErrorString(e));
   }
@@ -216,11 +263,20 @@ class CudaDevice final : public Device {
   }
 
   // ---- ops ----
+  // Each op is recorded with its signature (step_graphs.h): every value that shapes the launch is in it. Values
+  // read on the host (rope factors, attention workspace, launch configs) are resolved here, at record time.
   void get_rows(const DeviceMatrix& table, DeviceSpan ids, int64_t n, DeviceSpan out) override {
-    cuda_get_rows(table.view, at<const int32_t>(ids), n, at<float>(out));
+    const MatrixView v = table.view;
+    const auto* i = at<const int32_t>(ids);
+    auto* o = at<float>(out);
+    graphs_.record(Signature(1, v.data, v.dtype, v.n_rows, v.n_cols, i, n, o), [=] { cuda_get_rows(v, i, n, o); });
   }
   void gather_rows(DeviceSpan x, DeviceSpan rows, int64_t n, int64_t dim, DeviceSpan out) override {
-    cuda::gather_rows(at<const float>(x), at<const int32_t>(rows), n, dim, at<float>(out), ctx_.stream());
+    const auto* xs = at<const float>(x);
+    const auto* r = at<const int32_t>(rows);
+    auto* o = at<float>(out);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(2, xs, r, n, dim, o), [=] { cuda::gather_rows(xs, r, n, dim, o, st); });
   }
   void matmul(const DeviceMatrix* ws, int n_mats, DeviceSpan x, const DeviceSpan* ys, int64_t n_tokens,
               Numerics numerics) override {
@@ -228,55 +284,104 @@ class CudaDevice final : public Device {
     for (int i = 0; i < n_mats; ++i) {
       const PackedLayout l = layout_of(ws[i].view);
       const auto* w = static_cast<const uint8_t*>(ws[i].view.data);
+      const auto* xs = at<const float>(x);
+      auto* y = at<float>(ys[i]);
       // Exact: the GEMV's per-token sums do not depend on how many tokens share the call; cuBLAS's do.
       const bool gemv_fits = gemv_smem_per_token(l) * 4 <= ctx_.limits().max_smem_per_block;
       const MatmulPath path = numerics == Numerics::Exact && gemv_fits
                                   ? MatmulPath::Gemv
                                   : choose_matmul_path(l, n_tokens, ctx_.limits());
+      const Signature sig(3, w, l.dtype, l.n_rows, l.n_cols, xs, y, n_tokens, path);
       if (path == MatmulPath::Gemv) {
-        gemv(l, w, at<const float>(x), at<float>(ys[i]), n_tokens, gemv_config(l, n_tokens, ctx_.limits()),
-             ctx_.stream());
+        const GemvConfig g = gemv_config(l, n_tokens, ctx_.limits());
+        cudaStream_t st = ctx_.stream();
+        graphs_.record(sig, [=] { gemv(l, w, xs, y, n_tokens, g, st); });
       } else {
-        gemm(l, w, at<const float>(x), at<float>(ys[i]), n_tokens, ctx_);
+        // cuBLAS may grow kairo's conversion workspaces: never captured.
+        CudaContext* ctx = &ctx_;
+        graphs_.record(sig, [=] { gemm(l, w, xs, y, n_tokens, *ctx); }, /*capturable=*/false);
       }
     }
   }
   void rms_norm(DeviceSpan x, DeviceSpan weight, DeviceSpan y, int64_t n_tokens, int64_t dim, float eps) override {
-    cuda::rms_norm(at<const float>(x), at<const float>(weight), at<float>(y), n_tokens, dim, eps, ctx_.stream());
+    const auto* xs = at<const float>(x);
+    const auto* w = at<const float>(weight);
+    auto* ys = at<float>(y);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(4, xs, w, ys, n_tokens, dim, eps),
+                   [=] { cuda::rms_norm(xs, w, ys, n_tokens, dim, eps, st); });
   }
   void rope(DeviceSpan x, DeviceSpan positions, int64_t n_tokens, const RopeParams& p) override {
-    cuda::rope(at<float>(x), at<const int32_t>(positions), n_tokens, p, rope_factors(p), ctx_.stream());
+    auto* xs = at<float>(x);
+    const auto* pos = at<const int32_t>(positions);
+    const float* factors = rope_factors(p);
+    const RopeParams q = p;
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(5, xs, pos, n_tokens, q.n_heads, q.head_dim, q.n_rot, q.freq_base, q.freq_scale,
+                             q.style, factors, q.mscale),
+                   [=] { cuda::rope(xs, pos, n_tokens, q, factors, st); });
   }
   void swiglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
-    cuda::swiglu(at<const float>(gate), at<const float>(up), at<float>(out), n, ctx_.stream());
+    const auto* g = at<const float>(gate);
+    const auto* u = at<const float>(up);
+    auto* o = at<float>(out);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(6, g, u, o, n), [=] { cuda::swiglu(g, u, o, n, st); });
   }
   void geglu(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n) override {
-    cuda::geglu(at<const float>(gate), at<const float>(up), at<float>(out), n, ctx_.stream());
+    const auto* g = at<const float>(gate);
+    const auto* u = at<const float>(up);
+    auto* o = at<float>(out);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(7, g, u, o, n), [=] { cuda::geglu(g, u, o, n, st); });
   }
   void swiglu_oai(DeviceSpan gate, DeviceSpan up, DeviceSpan out, int64_t n, float alpha, float limit) override {
-    cuda::swiglu_oai(at<const float>(gate), at<const float>(up), at<float>(out), n, alpha, limit, ctx_.stream());
+    const auto* g = at<const float>(gate);
+    const auto* u = at<const float>(up);
+    auto* o = at<float>(out);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(8, g, u, o, n, alpha, limit), [=] { cuda::swiglu_oai(g, u, o, n, alpha, limit, st); });
   }
-  void scale(DeviceSpan x, int64_t n, float factor) override { cuda::scale(at<float>(x), n, factor, ctx_.stream()); }
+  void scale(DeviceSpan x, int64_t n, float factor) override {
+    auto* xs = at<float>(x);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(9, xs, n, factor), [=] { cuda::scale(xs, n, factor, st); });
+  }
   void add(DeviceSpan y, DeviceSpan x, int64_t n) override {
-    cuda::add(at<float>(y), at<const float>(x), n, ctx_.stream());
+    auto* ys = at<float>(y);
+    const auto* xs = at<const float>(x);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(10, ys, xs, n), [=] { cuda::add(ys, xs, n, st); });
   }
   void add_bias(DeviceSpan x, DeviceSpan bias, int64_t n_tokens, int64_t n) override {
-    cuda::add_bias(at<float>(x), at<const float>(bias), n_tokens, n, ctx_.stream());
+    auto* xs = at<float>(x);
+    const auto* b = at<const float>(bias);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(11, xs, b, n_tokens, n), [=] { cuda::add_bias(xs, b, n_tokens, n, st); });
   }
   void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
                        int64_t dim) override {
-    cuda::add_rows_scaled(at<float>(y), at<const float>(x), at<const int32_t>(rows), at<const float>(scales), n, dim,
-                          ctx_.stream());
+    auto* ys = at<float>(y);
+    const auto* xs = at<const float>(x);
+    const auto* r = at<const int32_t>(rows);
+    const auto* sc = at<const float>(scales);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(12, ys, xs, r, sc, n, dim), [=] { cuda::add_rows_scaled(ys, xs, r, sc, n, dim, st); });
   }
   void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
                 int64_t n_tokens) override {
-    cuda::kv_write(kv_view(kv), at<const int64_t>(slot_mapping), at<const float>(k), at<const float>(v), n_tokens,
-                   ctx_.stream());
+    const KvLayerView view = kv_view(kv);
+    const auto* slots = at<const int64_t>(slot_mapping);
+    const auto* ks = at<const float>(k);
+    const auto* vs = at<const float>(v);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(13, view.k, view.v, view.dtype, view.n_kv_heads, view.head_dim, view.block_size, slots,
+                             ks, vs, n_tokens),
+                   [=] { cuda::kv_write(view, slots, ks, vs, n_tokens, st); });
   }
   void attention(DeviceSpan q, DeviceSpan out, const DeviceKvLayer& kv, const DeviceAttentionBatch& batch,
                  int n_heads, float scale) override {
     if (batch.n_tokens == 0) return;
-    assert(kv.head_dim <= kAttnMaxHeadDim && n_heads % kv.n_kv_heads == 0);
     AttentionBatch b;
     b.n_tokens = batch.n_tokens;
     b.positions = at<const int32_t>(batch.positions);
@@ -286,12 +391,24 @@ class CudaDevice final : public Device {
     b.window = batch.window;
     b.softcap = batch.softcap;
     b.sinks = batch.sinks.empty() ? nullptr : at<const float>(batch.sinks);
+    const KvLayerView view = kv_view(kv);
     const int64_t max_ctx = static_cast<int64_t>(batch.max_blocks_per_seq) * kv.block_size;
     const AttentionPlan plan = plan_attention(batch.n_tokens, n_heads, kv.n_kv_heads, kv.head_dim, max_ctx,
                                               ctx_.limits(), batch.numerics);
-    float* partials = plan.partial_floats > 0 ? ctx_.attention_workspace(4 * plan.partial_floats) : nullptr;
-    paged_attention(at<const float>(q), at<float>(out), kv_view(kv), b, n_heads, scale, plan, partials,
-                    ctx_.stream());
+    float* partials = nullptr;
+    if (plan.partial_floats > 0) {
+      // Growing frees the old workspace, which launches recorded earlier may still name: put them on the stream
+      // first (growing waits for them).
+      if (4 * plan.partial_floats > ctx_.attention_workspace_bytes()) graphs_.flush();
+      partials = ctx_.attention_workspace(4 * plan.partial_floats);
+    }
+    const auto* qs = at<const float>(q);
+    auto* o = at<float>(out);
+    cudaStream_t st = ctx_.stream();
+    graphs_.record(Signature(14, qs, o, view.k, view.v, view.dtype, view.n_kv_heads, view.head_dim, view.block_size,
+                             b.n_tokens, b.positions, b.seq_idx, b.block_tables, b.max_blocks_per_seq, b.window,
+                             b.softcap, b.sinks, n_heads, scale, plan.n_splits, plan.split_keys, partials),
+                   [=] { paged_attention(qs, o, view, b, n_heads, scale, plan, partials, st); });
   }
 
  private:
@@ -339,6 +456,7 @@ class CudaDevice final : public Device {
   // A model has one or two sets (llama-3's rope_freqs; YaRN's): a list, not a map keyed by vectors (whose C++20
   // three-way comparison crashes Debian's clang 15 in the HIP build).
   std::vector<std::pair<std::vector<float>, DeviceBuffer>> rope_factors_;
+  StepGraphs graphs_;  // last: destroyed first, while the stream and buffers its graphs name still exist
 };
 
 }  // namespace
