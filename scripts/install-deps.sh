@@ -22,11 +22,17 @@ install_missing() {
     *:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ;;
   esac
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if [ "${INSTALL_RECOMMENDS:-0}" = 1 ]; then
+    $SUDO apt-get install -y -qq "${missing[@]}"
+  else
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
 }
 
 if [ "${1:-}" = "hip" ]; then
-  install_missing hipcc  # HIP 5.2 with clang 15 and the ROCm device libraries; no rocBLAS (none in Debian 12)
+  # HIP 5.2 with clang 15 and the ROCm device libraries; no rocBLAS (none in Debian 12). With its recommends: the
+  # combination scripts/build-hip.sh was checked with.
+  INSTALL_RECOMMENDS=1 install_missing hipcc
   exit 0
 fi
 if [ "${1:-}" = "aarch64" ]; then
