@@ -36,7 +36,8 @@ if [ "${1:-}" = "hip" ]; then
   exit 0
 fi
 if [ "${1:-}" = "aarch64" ]; then
-  install_missing g++-aarch64-linux-gnu qemu-user-static libpcre2-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
+  install_missing g++-aarch64-linux-gnu qemu-user-static libpcre2-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 \
+    libssl-dev:arm64
   exit 0
 fi
 packages=(
@@ -45,6 +46,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev
   libboost-dev                     # Boost.Asio / Beast (header-only) for the HTTP server
+  libssl-dev openssl               # TLS (OpenSSL through Boost.Asio); the CLI makes the TLS test's certificate
   # The Vulkan backend: loader + headers, the GLSL -> SPIR-V compiler, Mesa's drivers (lavapipe runs Vulkan on the
   # CPU, so the backend's tests run on any machine; radv/anv drive AMD/Intel GPUs) and the Khronos validation layer.
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers

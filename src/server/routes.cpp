@@ -1,6 +1,7 @@
 #include "server/routes.h"
 
 #include <random>
+#include <string_view>
 
 #include "core/format.h"
 #include "server/auth.h"
@@ -71,7 +72,7 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     HttpResponse resp;  // CORS preflight: answered without a key (browsers send none)
     resp.status = 204;
     resp.content_type.clear();
-    resp.headers = {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+    resp.headers = {{"Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"},
                     {"Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id"},
                     {"Access-Control-Max-Age", "600"}};
     return exchange->send(std::move(resp));
@@ -83,11 +84,15 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
                                                          req.method.c_str(), quote_for_error(req.path, 80).c_str()),
                                           "not_found"));
   }
-  if (req.method != m.method) {
+  // HEAD is GET without the body (RFC 9110 §9.3.2): the route answers as for GET and the HTTP layer writes only
+  // the head, Content-Length included.
+  const bool is_get = std::string_view(m.method) == "GET";
+  if (req.method != m.method && !(is_get && req.method == "HEAD")) {
+    const char* allowed = is_get ? "GET or HEAD" : m.method;
     ApiError e = api_error(405, strprintf("%s does not accept %s; use %s", req.path.c_str(),
-                                          quote_for_error(req.method, 16).c_str(), m.method),
+                                          quote_for_error(req.method, 16).c_str(), allowed),
                            "method_not_allowed");
-    e.headers.emplace_back("Allow", m.method);
+    e.headers.emplace_back("Allow", is_get ? "GET, HEAD" : m.method);
     return exchange->send_error(e);
   }
 

@@ -12,6 +12,7 @@
 #include "core/format.h"
 #include "server/generation_job.h"
 #include "server/http/http_server.h"
+#include "server/http/tls_context.h"
 #include "server/openai/render_response.h"
 #include "server/routes.h"
 #include "server/server_context.h"
@@ -55,6 +56,11 @@ Status Server::start() {
   options.http = c.http;
   options.max_body_bytes = c.limits.max_body_bytes;
   options.max_header_bytes = c.limits.max_header_bytes;
+  if (!c.ssl_certfile.empty() || !c.ssl_keyfile.empty()) {
+    auto tls = make_tls_context(c.ssl_certfile, c.ssl_keyfile);
+    if (!tls.ok()) return tls.error();
+    options.tls = std::move(tls.value());
+  }
   ServerContext* ctx = &impl_->ctx;
   Router* router = &impl_->router;
   impl_->http = std::make_unique<HttpServer>(

@@ -26,7 +26,12 @@ struct RequestLimits {
 
 // How the HTTP layer treats connections.
 struct HttpLimits {
-  int max_connections = 1024;     // --max-connections: beyond this, new connections get 503 and are closed
+  int max_connections = 1024;     // --max-connections: when full, the connection that has waited longest for a
+                                  // complete request head gets 408 to make room; with none waiting, 503
+  // --max-connections-per-client: one address's open connections (429 beyond); 0 = no cap. Off by default: a load
+  // generator or a reverse proxy is one address with many connections, and shedding (above) already keeps a full
+  // table serving clients that complete their requests; set it where clients reach the server directly.
+  int max_connections_per_client = 0;
   double header_timeout_s = 30;   // --header-timeout: idle keep-alive wait + reading a request head (slowloris)
   double body_timeout_s = 60;     // --body-timeout: reading a request body
   double write_timeout_s = 60;    // --write-timeout: one write to a client that stopped reading
@@ -38,6 +43,8 @@ struct ServerConfig {
   int n_http_threads = 0;              // 0 = min(4, hardware threads)
   std::vector<std::string> api_keys;   // empty = no authentication
   std::string cors_origin;             // empty = no CORS headers; "*" or an origin
+  std::string ssl_certfile;            // --ssl-certfile / --ssl-keyfile: PEM files; both set = HTTPS only (TLS >= 1.2)
+  std::string ssl_keyfile;
   std::string metrics_prefix = "kairo:";
   double shutdown_timeout_s = 30;      // in-flight requests after stop(): finish within this, then get aborted
   int retry_after_s = 1;               // Retry-After on 429 (engine queue full)

@@ -130,7 +130,7 @@ TEST_F(CorsTest, ResponsesCarryTheOriginAndPreflightNeedsNoKey) {
   EXPECT_EQ(r.header("vary"), "Origin");
   r = request(port_, "OPTIONS", "/v1/chat/completions", "", {"Origin: https://app.example"});
   EXPECT_EQ(r.status, 204);
-  EXPECT_EQ(r.header("access-control-allow-methods"), "GET, POST, OPTIONS");
+  EXPECT_EQ(r.header("access-control-allow-methods"), "GET, HEAD, POST, OPTIONS");
   EXPECT_EQ(r.header("access-control-allow-headers"), "Authorization, Content-Type, X-Request-Id");
   EXPECT_EQ(r.header("access-control-allow-origin"), "https://app.example");
   r = post("/v1/completions", {{"prompt", "x"}});  // errors carry CORS too, so the browser can read them

@@ -202,7 +202,8 @@ int run_serve(ServeArgs a) {
                                                                : server::ServerConfig::ReasoningFormat::Auto;
   server::Server srv(a.server, info);
   if (auto s = srv.start(); !s.ok()) return fail(s.error().message);
-  std::fprintf(stderr, "kairo serve: listening on http://%s:%d (loading %s)\n", a.server.host.c_str(), srv.port(),
+  std::fprintf(stderr, "kairo serve: listening on %s://%s:%d (loading %s)\n",
+               a.server.ssl_certfile.empty() ? "http" : "https", a.server.host.c_str(), srv.port(),
                a.model.c_str());
 
   auto model = load_model_on(a.model, a.device);
@@ -288,6 +289,10 @@ void setup(CLI::App& app) {
   cmd->add_option("--api-key", s.api_keys, "Require `Authorization: Bearer <key>` (repeatable)");
   cmd->add_option("--api-key-file", a->api_key_file, "File with one API key per line ('#' comments)");
   cmd->add_option("--cors-origin", s.cors_origin, "Allow browser requests from this origin ('*' for any); off by default");
+  cmd->add_option("--ssl-certfile", s.ssl_certfile, "Serve HTTPS (TLS 1.2 or newer) with this PEM certificate chain")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--ssl-keyfile", s.ssl_keyfile, "The certificate's PEM private key (with --ssl-certfile)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--metrics-prefix", s.metrics_prefix, "Prefix of the /metrics names ('vllm:' for vLLM dashboards)")
       ->capture_default_str();
   cmd->add_option("--shutdown-timeout", s.shutdown_timeout_s,
@@ -330,8 +335,12 @@ void setup(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-tokens-limit", lim.max_tokens, "Cap on max_tokens (0 = the context length)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-connections", http.max_connections, "Open connections (503 beyond)")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-connections", http.max_connections,
+                  "Open connections (when full, the longest-waiting unfinished request head gets 408; else 503)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-connections-per-client", http.max_connections_per_client,
+                  "Open connections from one address (429 beyond; 0 = no cap, the default)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--header-timeout", http.header_timeout_s, "Seconds to wait for a request head (and keep-alive idle)")
       ->capture_default_str()->check(CLI::Range(0.01, 3600.0));
   cmd->add_option("--body-timeout", http.body_timeout_s, "Seconds to receive a request body")->capture_default_str()

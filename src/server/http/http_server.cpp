@@ -48,15 +48,51 @@ struct HttpServer::Impl {
       boost::system::error_code nodelay_ec;
       socket.set_option(tcp::no_delay(true), nodelay_ec);
       auto session = std::make_shared<Session>(std::move(socket), shared);
-      if (shared->n_connections.load() > shared->options.http.max_connections) {
-        session->reject(503, strprintf("the server has reached its limit of %d connections; retry later "
-                                       "(the server's --max-connections)",
-                                       shared->options.http.max_connections));
+      const auto& limits = shared->options.http;
+      if (limits.max_connections_per_client > 0 &&
+          connections_of(session->address()) > limits.max_connections_per_client) {
+        session->reject(429, strprintf("this client already has %d connections open, the most one address may "
+                                       "have; reuse them (keep-alive) or close some (the server's "
+                                       "--max-connections-per-client, 0 for no cap)",
+                                       limits.max_connections_per_client));
+      } else if (shared->n_connections.load() > limits.max_connections + shared->n_shedding.load()) {
+        if (auto victim = slowest_head()) {
+          // Slow or idle heads make room for a client that may complete its request (slowloris from many
+          // addresses); requests already being answered are never cut.
+          net::post(victim->executor(), [victim] { victim->shed(); });
+          session->start();
+        } else {
+          session->reject(503, strprintf("the server has reached its limit of %d connections; retry later "
+                                         "(the server's --max-connections)",
+                                         limits.max_connections));
+        }
       } else {
         session->start();
       }
       do_accept();
     });
+  }
+
+  int connections_of(const std::string& address) {
+    std::lock_guard lock(shared->mutex);
+    auto it = shared->connections_per_address.find(address);
+    return it == shared->connections_per_address.end() ? 0 : it->second;
+  }
+
+  // The connection that has waited longest for a complete request head and is not already being shed; claimed so
+  // that the next accept picks another.
+  std::shared_ptr<Session> slowest_head() {
+    std::shared_ptr<Session> best;
+    int64_t best_since = 0;
+    for (auto& s : live_sessions()) {
+      const int64_t since = s->head_wait_since_ns();
+      if (since != 0 && !s->shedding() && (!best || since < best_since)) {
+        best = s;
+        best_since = since;
+      }
+    }
+    if (best && !best->claim_for_shedding()) return nullptr;
+    return best;
   }
 
   std::vector<std::shared_ptr<Session>> live_sessions() {

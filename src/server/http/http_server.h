@@ -13,6 +13,10 @@
 #include "server/http/http_types.h"
 #include "server/server_config.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace kairo::server {
 
 // Builds the body of a transport-level error (413, 431, 400 bad HTTP, 503 too many connections) so it has the same
@@ -23,6 +27,7 @@ struct HttpServerOptions {
   HttpLimits http;
   uint64_t max_body_bytes = 8u << 20;
   uint32_t max_header_bytes = 16u << 10;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // set: every connection speaks TLS (tls_context.h)
 };
 
 class HttpServer {

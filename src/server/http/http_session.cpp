@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <iterator>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -64,19 +65,38 @@ class SinkImpl final : public ResponseSink {
 }  // namespace
 
 Session::Session(tcp::socket socket, std::shared_ptr<SharedState> shared)
-    : shared_(std::move(shared)), stream_(std::move(socket)) {
+    : shared_(std::move(shared)),
+      stream_(std::move(socket), shared_->options.tls.get()),
+      scanner_(shared_->options.max_header_bytes),
+      deadline_(stream_.get_executor()) {
   shared_->n_connections.fetch_add(1);
   beast::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);
-  if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+  if (!ec) {
+    address_ = ep.address().to_string();
+    remote_ = address_ + ":" + std::to_string(ep.port());
+  }
   std::lock_guard lock(shared_->mutex);
   id_ = shared_->next_session_id++;
+  ++shared_->connections_per_address[address_];
 }
 
 Session::~Session() {
-  if (counted_) shared_->n_connections.fetch_sub(1);
+  uncount();
   std::lock_guard lock(shared_->mutex);
   shared_->sessions.erase(id_);
+}
+
+// A connection stops counting (for --max-connections, the per-client cap and stop()) once it is closed or only
+// drains input before closing, even if a route still holds its sink.
+void Session::uncount() {
+  if (!counted_) return;
+  counted_ = false;
+  shared_->n_connections.fetch_sub(1);
+  release_shed_claim();
+  std::lock_guard lock(shared_->mutex);
+  auto it = shared_->connections_per_address.find(address_);
+  if (it != shared_->connections_per_address.end() && --it->second <= 0) shared_->connections_per_address.erase(it);
 }
 
 void Session::start() {
@@ -84,18 +104,38 @@ void Session::start() {
     std::lock_guard lock(shared_->mutex);
     shared_->sessions[id_] = weak_from_this();
   }
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_head(); });
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->after_handshake([self] { self->read_head(); });
+  });
 }
 
 void Session::reject(int status, const std::string& message) {
   net::dispatch(stream_.get_executor(), [self = shared_from_this(), status, message] {
-    self->fail_transport(status, message);
+    self->after_handshake([self, status, message] { self->fail_transport(status, message); });
+  });
+}
+
+// A TLS connection's handshake comes first, within the head's time limit; a client that fails it (a plain-HTTP
+// client, an old TLS version, no common cipher) is closed, since no HTTP answer could reach it.
+void Session::after_handshake(std::function<void()> then) {
+  if (!stream_.is_tls()) return then();
+  // A slow handshake holds a slot like a slow head, so it may be shed like one (without the 408: no TLS yet).
+  handshaking_ = true;
+  head_wait_since_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+  stream_.expires_after(seconds(shared_->options.http.header_timeout_s));
+  stream_.async_handshake([self = shared_from_this(), then = std::move(then)](beast::error_code ec) {
+    self->handshaking_ = false;
+    self->head_wait_since_ns_.store(0);
+    if (self->state_ == State::Closed) return;
+    if (ec) return self->close();
+    self->stream_.expires_never();
+    then();
   });
 }
 
 void Session::close_if_idle() {
   // A head that has started arriving is answered (with Connection: close); an idle wait ends now.
-  if (state_ == State::ReadingHead && !(parser_ && parser_->got_some()) && buffer_.size() == 0) close();
+  if (state_ == State::ReadingHead && buffer_.size() == 0) close();
 }
 
 void Session::read_head() {
@@ -108,41 +148,62 @@ void Session::read_head() {
   parser_.emplace();
   parser_->header_limit(shared_->options.max_header_bytes);
   parser_->body_limit(shared_->options.max_body_bytes);
-  stream_.expires_after(seconds(shared_->options.http.header_timeout_s));
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, size_t) { self->on_head(ec); });
+  scanner_.reset();
+  head_wait_since_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+  stream_.expires_never();
+  arm_deadline(shared_->options.http.header_timeout_s);
+  continue_head();
 }
 
-void Session::on_head(beast::error_code ec) {
+// Scans what has arrived (a pipelined request may be buffered already) and reads more until the head is complete.
+void Session::continue_head() {
+  const auto data = buffer_.data();
+  const std::string_view received(static_cast<const char*>(data.data()), data.size());
+  switch (scanner_.scan(received)) {
+    case RequestHeadScanner::State::Refused: return fail_transport(scanner_.refusal().status, scanner_.refusal().message);
+    case RequestHeadScanner::State::Complete: return on_head_parsed();
+    case RequestHeadScanner::State::NeedMore: break;
+  }
+  stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    self->on_head_bytes(ec, n);
+  });
+}
+
+void Session::on_head_bytes(beast::error_code ec, size_t n) {
   if (state_ == State::Closed) return;
-  if (ec == http::error::header_limit) {
-    return fail_transport(431, strprintf("the request head is larger than %u bytes; send fewer or shorter headers "
-                                         "(the server's limit is --max-header-bytes)",
-                                         shared_->options.max_header_bytes));
+  if (!ec) buffer_.commit(n);
+  if (deadline_hit_) {
+    // An idle keep-alive connection just closes: a 408 there could cross a request the client is sending now and be
+    // read as its answer. A head begun (or never sent on a new connection) gets the 408 first.
+    if (n_answered_ > 0 && buffer_.size() == 0) return close();
+    return fail_transport(408, strprintf("the request head did not arrive within %g s; send the whole head at once "
+                                         "(the server's --header-timeout)",
+                                         shared_->options.http.header_timeout_s));
   }
-  if (ec == http::error::body_limit) {
-    // The parser stops at the Content-Length field itself, so it is read from the fields parsed so far, if there.
-    std::string size;
-    const auto& fields = parser_->get();
-    if (auto it = fields.find(http::field::content_length); it != fields.end()) {
-      const std::string value(it->value());
-      if (!value.empty() && value.size() <= 20 && value.find_first_not_of("0123456789") == std::string::npos) {
-        size = " of " + value + " bytes";
-      }
-    }
-    return fail_transport(413, strprintf("the request body%s is larger than the limit of %llu bytes (the server's "
-                                         "--max-body-bytes)",
-                                         size.c_str(),
-                                         static_cast<unsigned long long>(shared_->options.max_body_bytes)));
+  if (ec) return close();  // peer closed or reset
+  continue_head();
+}
+
+void Session::on_head_parsed() {
+  head_wait_since_ns_.store(0);
+  buffer_.consume(scanner_.leading_bytes());
+  beast::error_code ec;
+  const size_t used = parser_->put(net::buffer(buffer_.data().data(), scanner_.head_bytes()), ec);
+  if (!ec && !parser_->is_header_done()) ec = http::error::partial_message;
+  if (ec) {
+    const auto& opts = shared_->options;
+    const Refusal r = refusal_for_parse_error(ec, false, opts.max_body_bytes, opts.max_header_bytes, parser_->get());
+    return fail_transport(r.status, r.message);
   }
-  if (ec && is_http_parse_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return fail_transport(400, "malformed HTTP request: " + ec.message());
-  }
-  if (ec) return close();  // peer closed, reset or too slow (timeout already closed the socket)
+  buffer_.consume(used);
+  n_head_fields_ = static_cast<size_t>(std::distance(parser_->get().begin(), parser_->get().end()));
+  const FramingDecision decision = decide_framing(parser_->get().version(), parser_->get());
+  if (!decision.framing) return fail_transport(decision.refusal.status, decision.refusal.message);
 
   const auto& head = parser_->get();
   if (beast::iequals(head[http::field::expect], "100-continue") && !parser_->is_done()) {
     // curl and others wait for this before sending a body over 1 KiB.
+    deadline_.cancel();
     auto interim = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
     stream_.expires_after(seconds(shared_->options.http.write_timeout_s));
     net::async_write(stream_, net::buffer(*interim),
@@ -158,24 +219,66 @@ void Session::on_head(beast::error_code ec) {
 void Session::read_body() {
   if (state_ == State::Closed) return;
   state_ = State::ReadingBody;
-  if (parser_->is_done()) return dispatch_request();
-  stream_.expires_after(seconds(shared_->options.http.body_timeout_s));
+  if (parser_->is_done()) {
+    deadline_.cancel();
+    return dispatch_request();
+  }
+  stream_.expires_never();
+  arm_deadline(shared_->options.http.body_timeout_s);
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
 }
 
 void Session::on_body(beast::error_code ec) {
   if (state_ == State::Closed) return;
-  if (ec == http::error::body_limit) {
-    return fail_transport(413, strprintf("the request body is larger than the limit of %llu bytes "
-                                         "(the server's --max-body-bytes)",
-                                         static_cast<unsigned long long>(shared_->options.max_body_bytes)));
+  deadline_.cancel();
+  if (deadline_hit_) {
+    return fail_transport(408, strprintf("the request body did not arrive within %g s (the server's --body-timeout)",
+                                         shared_->options.http.body_timeout_s));
   }
-  if (ec && is_http_parse_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return fail_transport(400, "malformed HTTP request body: " + ec.message());
+  if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message &&
+      (ec == http::error::body_limit || is_http_parse_error(ec))) {
+    const auto& opts = shared_->options;
+    const Refusal r = refusal_for_parse_error(ec, true, opts.max_body_bytes, opts.max_header_bytes, parser_->get());
+    return fail_transport(r.status, r.message);
   }
   if (ec) return close();
   dispatch_request();
+}
+
+void Session::arm_deadline(double s) {
+  deadline_hit_ = false;
+  deadline_.expires_after(seconds(s));
+  deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->on_deadline();
+  });
+}
+
+// The read in progress ends with operation_aborted; its handler sees deadline_hit_ and answers 408.
+void Session::on_deadline() {
+  if (state_ != State::ReadingHead && state_ != State::ReadingBody) return;
+  deadline_hit_ = true;
+  beast::error_code ec;
+  stream_.socket().cancel(ec);
+}
+
+// A claim is counted in n_shedding until the connection stops counting; one claimed after that (a race with the
+// accept thread) is released here.
+void Session::release_shed_claim() {
+  if (!shed_claimed_.load() || shed_released_) return;
+  shed_released_ = true;
+  shared_->n_shedding.fetch_sub(1);
+}
+
+void Session::shed() {
+  if (!counted_) release_shed_claim();
+  if (state_ != State::ReadingHead) return;
+  if (handshaking_) return close();
+  deadline_.cancel();
+  if (n_answered_ > 0 && buffer_.size() == 0) return close();  // idle keep-alive: no 408 (see on_head_bytes)
+  fail_transport(408, strprintf("the server reached its limit of %d connections and closed this one, which had not "
+                                "sent a complete request head; retry (the server's --max-connections)",
+                                shared_->options.http.max_connections));
 }
 
 void Session::dispatch_request() {
@@ -185,13 +288,18 @@ void Session::dispatch_request() {
   req.method = std::string(msg.method_string());
   req.target = std::string(msg.target());
   req.path = req.target.substr(0, req.target.find('?'));
+  // Beast appends a chunked body's trailer fields to the head's; they are dropped, never merged (RFC 9110 §6.5.1):
+  // a proxy that vetted the head never saw them.
+  size_t n_fields = 0;
   for (const auto& field : msg) {
+    if (n_fields++ == n_head_fields_) break;
     std::string name(field.name_string());
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
     req.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   req.body = std::move(msg.body());
   req.remote = remote_;
+  head_only_ = req.method == "HEAD";
 
   keep_alive_ = msg.keep_alive() && !shared_->shutting_down.load();
   ++exchange_;
@@ -252,11 +360,9 @@ void Session::handle_disconnect() {
 void Session::close() {
   if (state_ == State::Closed) return;
   state_ = State::Closed;
-  if (counted_) {
-    // A closed connection stops counting now, even if a route still holds its sink.
-    counted_ = false;
-    shared_->n_connections.fetch_sub(1);
-  }
+  head_wait_since_ns_.store(0);
+  uncount();
+  deadline_.cancel();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.close();
@@ -272,6 +378,8 @@ void Session::close() {
 void Session::fail_transport(int status, const std::string& message) {
   if (state_ == State::Closed) return;
   keep_alive_ = false;
+  head_wait_since_ns_.store(0);
+  deadline_.cancel();
   ++exchange_;  // any sink of an earlier request is now stale
   response_started_ = true;
   response_done_ = true;
@@ -301,8 +409,9 @@ void Session::sink_send(uint64_t exchange, HttpResponse response) {
   response_started_ = true;
   response_done_ = true;
   if (shared_->shutting_down.load()) keep_alive_ = false;
-  queue_write(format_head(response.status, response.content_type, response.headers, response.body.size()) +
-              response.body);
+  std::string bytes = format_head(response.status, response.content_type, response.headers, response.body.size());
+  if (!head_only_) bytes += response.body;
+  queue_write(std::move(bytes));
 }
 
 void Session::sink_begin_stream(uint64_t exchange, int status, std::string content_type, HeaderList headers) {
@@ -313,7 +422,7 @@ void Session::sink_begin_stream(uint64_t exchange, int status, std::string conte
 }
 
 void Session::sink_write_chunk(uint64_t exchange, std::string data) {
-  if (exchange != exchange_ || state_ != State::Streaming || response_done_ || data.empty()) return;
+  if (exchange != exchange_ || state_ != State::Streaming || response_done_ || data.empty() || head_only_) return;
   queue_write(strprintf("%zx\r\n", data.size()) + data + "\r\n");
 }
 
@@ -321,7 +430,7 @@ void Session::sink_end_stream(uint64_t exchange) {
   if (exchange != exchange_ || state_ != State::Streaming || response_done_) return;
   response_done_ = true;
   if (shared_->shutting_down.load()) keep_alive_ = false;
-  queue_write("0\r\n\r\n");
+  queue_write(head_only_ ? "" : "0\r\n\r\n");  // an empty write still completes the response
 }
 
 void Session::sink_on_disconnect(uint64_t exchange, std::function<void()> fn) {
@@ -362,6 +471,7 @@ void Session::on_write(beast::error_code ec) {
 
 void Session::finish_response() {
   on_disconnect_ = nullptr;
+  ++n_answered_;
   if (!keep_alive_ || shared_->shutting_down.load()) return lingering_close();
   next_request();
 }
@@ -381,10 +491,15 @@ void Session::next_request() {
 void Session::lingering_close() {
   if (state_ == State::Closed) return;
   state_ = State::Lingering;
-  if (counted_) {
-    // Only input is drained from here on: the connection no longer counts as open (for the cap and for stop()).
-    counted_ = false;
-    shared_->n_connections.fetch_sub(1);
+  head_wait_since_ns_.store(0);
+  uncount();  // only input is drained from here on
+  if (stream_.is_tls()) {
+    // TLS ends with close_notify both ways; the peer's answer (or the deadline) ends the connection. A read still
+    // posted (the disconnect monitor) may not overlap the shutdown's own read, so then the connection just closes.
+    if (monitor_pending_) return close();
+    stream_.expires_after(kLingerTime);
+    stream_.async_shutdown([self = shared_from_this()](beast::error_code) { self->close(); });
+    return;
   }
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);

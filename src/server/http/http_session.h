@@ -1,7 +1,8 @@
 #pragma once
-// One client connection (internal to the HTTP layer). Reads requests with Beast's parser under the size limits and
-// timeouts, hands each to the handler with a ResponseSink, and writes responses it formats itself: a complete one
-// with Content-Length, or a chunked stream. Everything runs on the connection's strand.
+// One client connection (internal to the HTTP layer). Reads each request head until its blank line, checks its
+// framing (request_framing.h), parses it with Beast under the size limits and deadlines, hands the request to the
+// handler with a ResponseSink, and writes responses it formats itself: a complete one with Content-Length, or a
+// chunked stream (HEAD: the same head, no body). Everything runs on the connection's strand.
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -14,14 +15,16 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "server/http/connection_stream.h"
 #include "server/http/http_server.h"
 #include "server/http/http_types.h"
+#include "server/http/request_framing.h"
 
 namespace kairo::server::http_detail {
 
@@ -40,11 +43,13 @@ struct SharedState {
   TransportErrorFormatter format_error;
   std::atomic<bool> shutting_down{false};
   std::atomic<int> n_connections{0};
+  std::atomic<int> n_shedding{0};  // of n_connections, those claimed for shedding and not closed yet
 
   std::mutex mutex;
   bool stopped = false;  // under mutex: posts are dropped once the threads are gone (nothing would run them)
   uint64_t next_session_id = 1;
-  std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;  // for stop_accepting()/close_all()
+  std::unordered_map<uint64_t, std::weak_ptr<Session>> sessions;  // for stop_accepting()/close_all()/shedding
+  std::unordered_map<std::string, int> connections_per_address;   // counted like n_connections
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -54,6 +59,17 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start();                   // begins reading requests
   void reject(int status, const std::string& message);  // answers once (503 when full) and closes
+  // When the connection table is full, the connection that has waited longest for a complete request head makes
+  // room: claim_for_shedding() (any thread) picks it once, shed() (on its strand) answers 408 and closes.
+  int64_t head_wait_since_ns() const { return head_wait_since_ns_.load(); }  // 0 = not waiting for a head
+  bool claim_for_shedding() {
+    if (shed_claimed_.exchange(true)) return false;
+    shared_->n_shedding.fetch_add(1);
+    return true;
+  }
+  bool shedding() const { return shed_claimed_.load(); }
+  void shed();
+  const std::string& address() const { return address_; }
   void close_if_idle();           // shutdown: a connection waiting for its next request closes now
   void close();                   // closes now; an unfinished response's route sees a disconnect
 
@@ -69,9 +85,16 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   enum class State { ReadingHead, ReadingBody, Handling, Streaming, Lingering, Closed };
 
+  void after_handshake(std::function<void()> then);
   void read_head();
-  void on_head(beast::error_code ec);
+  void continue_head();
+  void on_head_bytes(beast::error_code ec, size_t n);
+  void on_head_parsed();
   void read_body();
+  void arm_deadline(double seconds);
+  void on_deadline();
+  void uncount();
+  void release_shed_claim();
   void on_body(beast::error_code ec);
   void dispatch_request();
   void start_monitor();
@@ -92,11 +115,24 @@ class Session : public std::enable_shared_from_this<Session> {
   // holds the last reference to the shared state, and the stream's timer must be torn down while its io_context
   // still exists.
   std::shared_ptr<SharedState> shared_;
-  beast::tcp_stream stream_;
+  ConnectionStream stream_;
   uint64_t id_ = 0;
   std::string remote_;
+  std::string address_;           // remote_ without the port: the per-client connection count's key
   beast::flat_buffer buffer_;
+  RequestHeadScanner scanner_;
   std::optional<beast::http::request_parser<beast::http::string_body>> parser_;
+  // Reading a head or a body has a deadline of its own (not the stream's timeout, which would close the socket
+  // before a 408 could be written).
+  net::steady_timer deadline_;
+  bool deadline_hit_ = false;
+  std::atomic<int64_t> head_wait_since_ns_{0};
+  std::atomic<bool> shed_claimed_{false};
+  bool shed_released_ = false;    // its claim no longer counts in SharedState::n_shedding
+  uint64_t n_answered_ = 0;       // requests answered on this connection
+  size_t n_head_fields_ = 0;       // the head's fields; any after them are a chunked body's trailer
+  bool head_only_ = false;
+  bool handshaking_ = false;      // TLS: the handshake is in progress (nothing may be written)        // the request is HEAD: the response's head is written, its body is not
 
   State state_ = State::ReadingHead;
   uint64_t exchange_ = 0;         // number of the request being answered; stale sinks are ignored
