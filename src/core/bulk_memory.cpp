@@ -4,7 +4,8 @@
 
 #include <cstdint>
 #include <mutex>
-#include <new>
+
+#include "core/out_of_memory.h"
 
 namespace kairo {
 namespace {
@@ -22,7 +23,7 @@ std::shared_ptr<Chunk> map_chunk(size_t bytes) {
   const size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   // Over-map by one huge page so the chunk can start on a 2 MiB boundary, then give the slack back.
   void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
+  if (raw == MAP_FAILED) throw OutOfMemory(size, nullptr);  // what it is for, the caller's boundary says
   const auto start = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
   if (aligned > start) munmap(raw, aligned - start);

@@ -10,7 +10,8 @@
 
 namespace kairo {
 
-// `bytes` of uninitialized memory, 64-byte aligned; throws std::bad_alloc when the system has none.
+// `bytes` of uninitialized memory, 64-byte aligned; throws OutOfMemory (a std::bad_alloc with the size) when the
+// system has none.
 std::shared_ptr<void> allocate_bulk(size_t bytes);
 
 }  // namespace kairo

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace kairo {
 namespace {
@@ -18,10 +19,18 @@ inline void cpu_relax() {
 }  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
-  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  workers_.reserve(static_cast<size_t>(n_threads_ - 1));
+  try {
+    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  } catch (...) {  // no memory for a thread's stack: a constructor that throws gets no destructor, so join here
+    stop_workers();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);
@@ -33,7 +42,7 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::run(const Job& job) {
   if (n_threads_ == 1) {
-    job(0, 1);
+    job(0, 1);  // nothing runs beside it: what it throws goes straight to the caller
     return;
   }
   {
@@ -43,13 +52,23 @@ void ThreadPool::run(const Job& job) {
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  job(0, n_threads_);
+  run_share(job, 0);
   for (int i = 0; i < kSpinIterations && pending_.load(std::memory_order_acquire) != 0; ++i) cpu_relax();
   if (pending_.load(std::memory_order_acquire) != 0) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_.load() == 0; });
   }
   job_ = nullptr;
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+void ThreadPool::run_share(const Job& job, int thread_idx) noexcept {
+  try {
+    job(thread_idx, n_threads_);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    if (!failure_) failure_ = std::current_exception();
+  }
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
@@ -77,7 +96,7 @@ void ThreadPool::worker_loop(int thread_idx) {
     }
     seen = gen;
     if (stop_.load()) return;
-    (*job_)(thread_idx, n_threads_);
+    run_share(*job_, thread_idx);
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_.notify_one();

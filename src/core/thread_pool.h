@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -17,12 +18,16 @@ class ThreadPool {
   // job(thread_idx, n_threads)
   using Job = std::function<void(int, int)>;
 
+  // Throws std::system_error when a worker cannot be started (the ones that did are stopped first).
   explicit ThreadPool(int n_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int n_threads() const { return n_threads_; }
+  // Once every thread has finished the job, rethrows the first exception a thread's share of it threw (a kernel's
+  // scratch that could not grow): the job's state is on the caller's stack, so no thread may still be in it, and an
+  // exception on a worker must not terminate the process.
   void run(const Job& job);
 
   // Splits [0, n) into contiguous chunks, one per thread: fn(begin, end).
@@ -33,6 +38,8 @@ class ThreadPool {
 
  private:
   void worker_loop(int thread_idx);
+  void stop_workers();
+  void run_share(const Job& job, int thread_idx) noexcept;  // job(thread_idx, n_threads_), keeping what it throws
 
   int n_threads_;
   std::vector<std::thread> workers_;
@@ -43,6 +50,8 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
+  std::mutex failure_mutex_;
+  std::exception_ptr failure_;  // written before pending_ drops, read after it reaches 0
 };
 
 }  // namespace kairo

@@ -1,9 +1,11 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <exception>
+#include <system_error>
 
 #include "core/format.h"
+#include "core/out_of_memory.h"
 #include "sampling/logprobs.h"
 
 namespace kairo::engine {
@@ -105,8 +107,20 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
                      model::KvStorage::create(spec.draft_model->shared_device(), spec.draft_model->config(),
                                               n_draft_blocks + 1, config.block_size, config.kv_dtype));
   }
-  return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks, n_window_blocks,
-                                            std::move(draft_storage)));
+  // The engine's own tables (per-block KV bookkeeping, grammar maskers, step buffers) and its threads: one that
+  // cannot be allocated or started is an Error like the KV cache's, not an exception out of create.
+  try {
+    return std::unique_ptr<Engine>(new Engine(model, tokenizer, config, std::move(storage), n_blocks,
+                                              n_window_blocks, std::move(draft_storage)));
+  } catch (const std::bad_alloc& e) {
+    return Error{strprintf("out of memory while setting up the engine for %lld KV blocks: %s%s; lower "
+                           "--kv-cache-memory or --mem-budget-gb (kairo plan predicts what fits)",
+                           static_cast<long long>(n_blocks), describe_allocation_failure(e).c_str(),
+                           address_space_limit_note().c_str())};
+  } catch (const std::system_error& e) {
+    return Error{strprintf("cannot start the engine's threads (%s)%s; lower --threads", e.what(),
+                           address_space_limit_note().c_str())};
+  }
 }
 
 Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config,
@@ -260,15 +274,26 @@ void Engine::loop() {
       });
       if (stop_) break;
     }
-    take_inbox();
-    if (!seqs_.empty()) step();
+    // A broken invariant is a bug, not a reason to take the server down: it fails what is in flight, and the
+    // server stays up to say why (anything else thrown here is as fatal as before).
+    try {
+      take_inbox();
+      if (!seqs_.empty()) step();
+    } catch (const InvariantViolation& e) {
+      fail_broken_invariant(e);
+    }
     publish_stats();
   }
   // Shutting down: every request still here ends with Abort so no client waits forever.
-  take_inbox();
-  for (auto& [id, seq] : seqs_) {
-    RequestOutput out;
-    finish(*seq, FinishReason::Abort, out);
+  try {
+    take_inbox();
+    for (auto& [id, seq] : seqs_) {
+      if (seq->status == SeqStatus::Finished) continue;  // ended by a finish() that then threw
+      RequestOutput out;
+      finish(*seq, FinishReason::Abort, out);
+    }
+  } catch (const InvariantViolation& e) {
+    fail_broken_invariant(e);
   }
   seqs_.clear();
 }
@@ -363,9 +388,17 @@ void Engine::step() {
   }
   try {
     runner_.run(plan);
+  } catch (const InvariantViolation&) {
+    throw;  // a bookkeeping bug, not the device's: loop() handles it
   } catch (const kernels::DeviceLost& e) {
     fail_all(strprintf("the device %s failed (%s): requests cannot run on it any more; restart the server",
                        model_.device().name().c_str(), e.what()));
+    return;
+  } catch (const std::bad_alloc& e) {  // host memory of the step (kernel scratch, batch arrays) ran out
+    fail_all(strprintf("a step of %lld tokens ran out of memory on %s: %s%s; lower --max-num-batched-tokens or "
+                       "--max-num-seqs, or give the server more memory (kairo plan predicts what fits)",
+                       static_cast<long long>(plan.n_tokens), model_.device().name().c_str(),
+                       describe_allocation_failure(e).c_str(), address_space_limit_note().c_str()));
     return;
   } catch (const std::exception& e) {  // a step's buffers did not fit on the device
     fail_all(strprintf("a step failed on %s: %s", model_.device().name().c_str(), e.what()));
@@ -397,27 +430,6 @@ void Engine::step() {
     if (seq.status == SeqStatus::Finished) done.push_back(seq.id);
   }
   for (RequestId id : done) seqs_.erase(id);
-}
-
-void Engine::fail_all(const std::string& error) {
-  std::fprintf(stderr, "kairo engine: %s\n", error.c_str());
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    failure_ = error;
-    accepting_ = false;
-  }
-  take_inbox();
-  for (auto& [id, seq] : seqs_) {
-    RequestOutput out;
-    out.error = error;
-    finish(*seq, FinishReason::Abort, out);
-  }
-  seqs_.clear();
-}
-
-std::string Engine::failure() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return failure_;
 }
 
 void Engine::post_process(Sequence& seq, const float* logits) {
@@ -524,12 +536,31 @@ void Engine::finish(Sequence& seq, FinishReason reason, RequestOutput& out) {
     scheduler_.add(child);
   }
   seq.forks.clear();
-  scheduler_.remove(&seq);
-  if (proposer_) proposer_->release(seq.id);
+  // A broken invariant found while freeing is raised only once this request has its output, which it computed before
+  // anything broke: it must neither be lost nor be failed a second time by fail_broken_invariant.
+  std::exception_ptr broken;
+  try {
+    release_kv(seq);
+  } catch (const InvariantViolation&) {
+    broken = std::current_exception();
+  }
+  seq.status = SeqStatus::Finished;
   publish_stats();  // a client that sees its request finish must also see its blocks freed
   seq.on_output(out);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (--n_active_ == 0) idle_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--n_active_ == 0) idle_.notify_all();
+  }
+  if (broken) std::rethrow_exception(broken);
+}
+
+void Engine::release_kv(Sequence& seq) {
+  if (kv_broken_) {
+    scheduler_.drop(&seq);
+    return;
+  }
+  scheduler_.remove(&seq);
+  if (proposer_) proposer_->release(seq.id);
 }
 
 void Engine::publish_stats() {

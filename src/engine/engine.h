@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/check.h"
 #include "core/result.h"
 #include "core/thread_pool.h"
 #include "engine/engine_client.h"
@@ -82,6 +83,11 @@ class Engine final : public EngineClient {
   void step();
   // The device failed mid-step: every request in flight ends with the error, and the engine refuses new ones.
   void fail_all(const std::string& error);
+  // A KAIRO_CHECK failed on the engine thread (engine_failure.cpp): like fail_all, and the KV bookkeeping is
+  // never touched again.
+  void fail_broken_invariant(const InvariantViolation& e);
+  // Frees the request's KV (scheduler and proposer), unless a broken invariant made the engine stop trusting it.
+  void release_kv(Sequence& seq);
   void post_process(Sequence& seq, const float* logits);  // choose_token, then emit_token
   // Samples the next token (grammar mask, the sampler chain) and advances the sampler and grammar with it; -1 when
   // the request ended instead (its grammar allows nothing here).
@@ -124,6 +130,9 @@ class Engine final : public EngineClient {
   double weight_gbps_ = 0;
   int64_t spec_drafts_ = 0, spec_draft_tokens_ = 0, spec_accepted_ = 0;
   std::vector<int64_t> spec_accepted_per_pos_;
+  // Set by fail_broken_invariant: the block pool's state is suspect, so finishing a request leaves it alone (no
+  // request will ever allocate from it again).
+  bool kv_broken_ = false;
 
   // Shared with clients, under mutex_.
   mutable std::mutex mutex_;
@@ -137,7 +146,7 @@ class Engine final : public EngineClient {
   bool accepting_ = true;
   bool stop_ = false;
   bool abort_all_ = false;
-  std::string failure_;  // non-empty once the device has failed
+  std::string failure_;  // non-empty once the device has failed or an invariant broke
   std::thread thread_;
 };
 

@@ -1,6 +1,10 @@
 // The engine's speculative decoding (docs/speculative-decoding.md): proposing before a step, verifying after it.
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <stdexcept>
 
+#include "core/out_of_memory.h"
 #include "engine/engine.h"
 
 namespace kairo::engine {
@@ -28,7 +32,32 @@ void Engine::propose_drafts() {
   int n_wanted = 0;
   for (const ProposalSlot& s : slots) n_wanted += s.k;
   if (config_.speculative.adaptive && !speculation_gate_.worth_it(n_decode, n_wanted)) return;
-  proposer_->propose_all(slots);
+  // Guesses only save time: a draft model that runs out of memory for its step (kernel scratch, batch arrays: a
+  // std::bad_alloc; its step buffers: the device's error as a std::runtime_error) proposes nothing this step, and
+  // forgets these requests' draft state, which the failed step left half-written. The target's step goes on; if
+  // memory is short for it as well, it fails with the step's message.
+  std::string failure;
+  try {
+    proposer_->propose_all(slots);
+  } catch (const kernels::DeviceLost&) {
+    throw;
+  } catch (const std::bad_alloc& e) {
+    failure = describe_allocation_failure(e) + address_space_limit_note();
+  } catch (const std::runtime_error& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) {
+    static std::atomic<bool> warned{false};  // once: a shortage that lasts would otherwise print every step
+    if (!warned.exchange(true)) {
+      std::fprintf(stderr, "kairo engine: proposing failed (%s): such steps run without speculation\n",
+                   failure.c_str());
+    }
+    for (const ProposalSlot& s : slots) {
+      s.out->clear();
+      proposer_->release(s.request);
+    }
+    return;
+  }
   const int n_vocab = model_.config().n_vocab;
   for (const ProposalSlot& s : slots) {
     if (static_cast<int>(s.out->size()) > s.k) s.out->resize(static_cast<size_t>(s.k));

@@ -1,7 +1,8 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
-#include <cassert>
+
+#include "core/check.h"
 
 namespace kairo::engine {
 
@@ -28,7 +29,10 @@ void Scheduler::enqueue_waiting(Sequence* seq, bool front) {
 void Scheduler::add(Sequence* seq) { enqueue_waiting(seq, /*front=*/false); }
 
 void Scheduler::add_running(Sequence* seq) {
-  assert(kv_.has_request(seq->id) && seq->n_computed == kv_.n_tokens(seq->id));
+  // The KV under its id must be exactly what it has computed: it owns those slots and no others.
+  KAIRO_CHECK(kv_.has_request(seq->id) && seq->n_computed == kv_.n_tokens(seq->id),
+              "scheduler: request %llu starts running with %d tokens computed but %d slots in the KV cache",
+              static_cast<unsigned long long>(seq->id), seq->n_computed, kv_.n_tokens(seq->id));
   seq->status = SeqStatus::Running;
   seq->admitted_once = true;
   seq->admit_seq = next_admit_seq_++;
@@ -36,9 +40,13 @@ void Scheduler::add_running(Sequence* seq) {
 }
 
 void Scheduler::remove(Sequence* seq) {
+  drop(seq);
+  kv_.free(seq->id);
+}
+
+void Scheduler::drop(Sequence* seq) {
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), seq), waiting_.end());
   running_.erase(std::remove(running_.begin(), running_.end(), seq), running_.end());
-  kv_.free(seq->id);
   seq->status = SeqStatus::Finished;
 }
 
@@ -117,11 +125,15 @@ StepPlan Scheduler::schedule() {
       if (c.n_new > config_.long_prefill_threshold) ++n_long;
     }
   }
+  kv_.check_accounting();  // O(1): every block is either free or referenced, after every step's allocations and frees
   return plan;
 }
 
 bool Scheduler::try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan) {
-  assert(seq->n_computed == 0 && !kv_.has_request(seq->id));
+  // A waiting request holds no KV: blocks still under its id would be adopted by it as well as kept by their holder.
+  KAIRO_CHECK(seq->n_computed == 0 && !kv_.has_request(seq->id),
+              "scheduler: admitting request %llu with %d tokens computed and %d slots already in the KV cache",
+              static_cast<unsigned long long>(seq->id), seq->n_computed, kv_.n_tokens(seq->id));
   kv::PrefixHit hit = kv_.get_computed_blocks(seq->tokens, seq->kv_salt);
   seq->n_computed = hit.n_tokens;
   const int n_new = chunk_size(*seq, budget, n_long);
@@ -131,7 +143,9 @@ bool Scheduler::try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan)
     return false;
   }
   // Nothing allocated between the lookup and the allocation, so the whole hit was adopted.
-  assert(alloc->n_cached_tokens == hit.n_tokens);
+  KAIRO_CHECK(alloc->n_cached_tokens == hit.n_tokens,
+              "scheduler: request %llu adopted %d of its %d cached prompt tokens",
+              static_cast<unsigned long long>(seq->id), alloc->n_cached_tokens, hit.n_tokens);
   seq->n_computed = alloc->n_cached_tokens;
   if (!seq->admitted_once) {
     seq->n_cached_prompt = std::min(seq->n_computed, seq->n_prompt);
@@ -150,7 +164,9 @@ void Scheduler::complete(const StepPlan& plan) {
 }
 
 void Scheduler::reject_draft(Sequence& seq, int n_rejected) {
-  assert(n_rejected >= 0 && n_rejected <= seq.n_computed);
+  KAIRO_CHECK(n_rejected >= 0 && n_rejected <= seq.n_computed,
+              "scheduler: request %llu rejects %d proposed tokens with %d computed",
+              static_cast<unsigned long long>(seq.id), n_rejected, seq.n_computed);
   if (n_rejected == 0) return;
   seq.n_computed -= n_rejected;
   kv_.rollback(seq.id, seq.n_computed);

@@ -5,7 +5,9 @@
 // than the budget are chunked. When KV blocks run out, the most recently admitted running request is preempted
 // (its blocks freed, recomputed later from its tokens so far -- its output is kept, never lost or duplicated).
 //
-// Bookkeeping only: the scheduler moves token counts and block ids, never tensors.
+// Bookkeeping only: the scheduler moves token counts and block ids, never tensors. Its invariants (a request holds KV
+// exactly while admitted, and as many slots as it has computed; the pools' counts add up after every step) are
+// checked in every build and throw InvariantViolation (core/check.h).
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -49,6 +51,9 @@ class Scheduler {
   // A request whose KV already exists (a fork of a running request): running from now on, newest admission.
   void add_running(Sequence* seq);
   void remove(Sequence* seq);    // finished or aborted: leaves the queues and frees its blocks
+  // Leaves the queues without touching the KV manager: after a broken invariant (core/check.h) the engine no longer
+  // trusts the block pool and never allocates from it again.
+  void drop(Sequence* seq);
   StepPlan schedule();
   // After the forward pass: the scheduled tokens now have KV.
   void complete(const StepPlan& plan);

@@ -18,6 +18,13 @@
 // of its own: a block's "parent" is the anchor's block computed in the same step for the same tokens, checked
 // against the anchor's generations. The anchor's chain proves the prefix, so a windowed block is found without its
 // predecessors, which a windowed group frees as they fall behind the window.
+//
+// Invariants, checked in every build (core/check.h; each check is O(1) per block touched): a block is in the free
+// list exactly when its ref count is 0; a ref count is never released below 0; a block handed out comes from the
+// free list with ref count 0; the free and used counts add up to the pool. Ownership: every reference names its
+// holder (the KV manager's request id), and a block with a single holder records it, so a request releasing a block
+// that another request holds alone is caught when it happens. Once a block is shared (a fork, a prefix hit on a live
+// block) its holders are not tracked, only counted: tracking them all would cost O(holders) per release.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -30,6 +37,9 @@
 #include "kv/free_block_queue.h"
 
 namespace kairo::kv {
+
+// Who holds a reference to a block: the KV manager's request id.
+using BlockHolder = uint64_t;
 
 class BlockPool {
  public:
@@ -46,13 +56,19 @@ class BlockPool {
   // Fraction of usable blocks referenced by requests (cached-but-free blocks count as free).
   double usage() const;
 
-  // n blocks from the head of the free list with ref count 1, evicting any cached content; nullopt (nothing
-  // changed) if fewer than n are free.
-  std::optional<std::vector<BlockId>> allocate(int32_t n);
-  // Adds a reference; revives an unreferenced cached block out of the free list.
-  void touch(BlockId b);
-  // Drops one reference per block, in order; blocks reaching 0 join the free list as described above.
-  void release(std::span<const BlockId> blocks);
+  // n blocks from the head of the free list with ref count 1, held by holder, evicting any cached content; nullopt
+  // (nothing changed) if fewer than n are free.
+  std::optional<std::vector<BlockId>> allocate(int32_t n, BlockHolder holder);
+  // Adds holder's reference; revives an unreferenced cached block out of the free list.
+  void touch(BlockId b, BlockHolder holder);
+  // Drops one of holder's references per block, in order; blocks reaching 0 join the free list as described above.
+  // Throws InvariantViolation for a block with no reference left, or one that another holder holds alone.
+  void release(std::span<const BlockId> blocks, BlockHolder holder);
+  // Blocks referenced now (ref count > 0), counted apart from the free list so that the two can be checked against
+  // each other.
+  int32_t n_used() const { return n_used_; }
+  // Throws InvariantViolation unless n_free() + n_used() covers every usable block. O(1).
+  void check_accounting() const;
 
   int32_t ref_count(BlockId b) const { return ref_[idx(b)]; }
   bool is_cached(BlockId b) const { return gen_[idx(b)] != 0; }
@@ -73,6 +89,10 @@ class BlockPool {
 
  private:
   static size_t idx(BlockId b) { return static_cast<size_t>(b.value); }
+  // holder_ of a block with more than one holder (or whose remaining holder is not known).
+  static constexpr BlockHolder kShared = ~BlockHolder{0};
+  // Throws unless b is a usable block of this pool (not the null block, in range): ref_[idx(b)] is safe after it.
+  void check_usable(BlockId b, const char* what) const;
   // The parent link of a cached block is live while the parent still holds the generation it had.
   bool chain_live(BlockId b) const;
   void uncache(BlockId b);
@@ -84,6 +104,8 @@ class BlockPool {
   const BlockPool* anchor_;
   FreeBlockQueue free_;
   std::vector<int32_t> ref_;
+  std::vector<BlockHolder> holder_;  // the single holder of a block with ref count 1, else kShared
+  int32_t n_used_ = 0;
   // Cache metadata per block (meaningful while gen_ != 0).
   std::vector<uint64_t> gen_, hash_, parent_gen_;
   std::vector<BlockId> parent_;

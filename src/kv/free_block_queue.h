@@ -1,7 +1,8 @@
 #pragma once
 // The pool's free list: an intrusive doubly-linked list threaded through per-block prev/next arrays (vLLM's
 // FreeKVCacheBlockQueue), so push, pop and removing an arbitrary block (a cached block revived by a prefix hit)
-// are all O(1) with no allocation. The head is evicted/allocated first.
+// are all O(1) with no allocation. The head is evicted/allocated first. Misuse (a block pushed twice, removing one
+// that is not there) throws InvariantViolation (core/check.h) in every build: it would corrupt the links.
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,8 @@ class FreeBlockQueue {
   static constexpr int32_t kDetached = -1;
   static size_t idx(BlockId b) { return static_cast<size_t>(b.value); }
   void link_after(int32_t prev, int32_t b);
+  void unlink(int32_t b);  // b must be linked
+  void check_joinable(BlockId b) const;  // in range and not already linked
 
   int32_t sentinel_;  // index n_blocks: prev = tail, next = head
   std::vector<int32_t> prev_, next_;

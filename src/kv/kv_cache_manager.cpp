@@ -1,7 +1,8 @@
 #include "kv/kv_cache_manager.h"
 
 #include <algorithm>
-#include <cassert>
+
+#include "core/check.h"
 
 namespace kairo::kv {
 
@@ -10,6 +11,15 @@ namespace {
 int32_t cdiv(int32_t a, int32_t b) { return (a + b - 1) / b; }
 
 const std::vector<BlockId> kNoBlocks;
+
+// n blocks that the capacity check before it guaranteed: a shortfall means the pool's counts are wrong.
+std::vector<BlockId> take(BlockPool& pool, int32_t n, RequestId id) {
+  auto blocks = pool.allocate(n, id);
+  KAIRO_CHECK(blocks.has_value(),
+              "kv cache: request %llu needs %d blocks that the capacity check found, but %d are free",
+              static_cast<unsigned long long>(id), n, pool.n_free());
+  return std::move(*blocks);
+}
 
 }  // namespace
 
@@ -43,13 +53,13 @@ bool KVCacheManager::window_hit_ok(const PrefixHit& hit, std::span<const int32_t
   return true;
 }
 
-void KVCacheManager::release_behind_window(RequestState& r, int32_t start) {
+void KVCacheManager::release_behind_window(RequestState& r, RequestId id, int32_t start) {
   if (!has_window_group()) return;
   const int32_t end = std::min<int32_t>(first_window_block(start), static_cast<int32_t>(r.window_blocks.size()));
   for (; r.n_window_released < end; ++r.n_window_released) {
     BlockId& b = r.window_blocks[static_cast<size_t>(r.n_window_released)];
     if (b == kNullBlock) continue;  // never adopted (a prefix hit starts at its window)
-    window_pool_->release(std::span(&b, 1));
+    window_pool_->release(std::span(&b, 1), id);
     b = kNullBlock;
   }
 }
@@ -113,11 +123,13 @@ size_t KVCacheManager::verified_hit_blocks(const PrefixHit& hit, std::span<const
 std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::span<const int32_t> tokens,
                                                              int32_t n_new_tokens, const PrefixHit* hit,
                                                              int32_t n_lookahead) {
-  assert(n_new_tokens >= 0 && n_lookahead >= 0 && n_lookahead <= n_new_tokens);
+  KAIRO_CHECK(n_new_tokens >= 0 && n_lookahead >= 0 && n_lookahead <= n_new_tokens,
+              "kv cache: request %llu asks for %d new slots of which %d lookahead", static_cast<unsigned long long>(id),
+              n_new_tokens, n_lookahead);
   const int32_t bs = block_size();
   auto it = requests_.find(id);
   const bool is_new = it == requests_.end();
-  if (!is_new) release_behind_window(it->second, it->second.n_tokens);
+  if (!is_new) release_behind_window(it->second, id, it->second.n_tokens);
   const RequestState empty;
   const RequestState& cur = is_new ? empty : it->second;
 
@@ -132,7 +144,9 @@ std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::
     if (has_window_group() && i >= first_window) n_hit_window_evictable += window_pool_->ref_count(hit->window_blocks[i]) == 0;
   }
   const int32_t end = start + n_new_tokens;
-  assert(static_cast<size_t>(end - n_lookahead) <= tokens.size());
+  KAIRO_CHECK(static_cast<size_t>(end - n_lookahead) <= tokens.size(),
+              "kv cache: request %llu commits %d tokens but gives %zu", static_cast<unsigned long long>(id),
+              end - n_lookahead, tokens.size());
   const int32_t n_have = static_cast<int32_t>(cur.blocks.size() + n_hit_blocks);
   const int32_t n_needed = std::max(0, cdiv(end, bs) - n_have);
   const bool writes_into_last = n_new_tokens > 0 && start % bs != 0;
@@ -148,12 +162,12 @@ std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::
   if (is_new && hit != nullptr) {
     r.salt = hit->salt;
     for (size_t i = 0; i < n_hit_blocks; ++i) {
-      pool_.touch(hit->blocks[i]);
+      pool_.touch(hit->blocks[i], id);
       r.blocks.push_back(hit->blocks[i]);
       r.hashes.push_back(hit->hashes[i]);
       if (!has_window_group()) continue;
       const BlockId w = i >= first_window ? hit->window_blocks[i] : kNullBlock;
-      if (w != kNullBlock) window_pool_->touch(w);
+      if (w != kNullBlock) window_pool_->touch(w, id);
       r.window_blocks.push_back(w);
     }
     r.n_window_released = static_cast<int32_t>(std::min(first_window, n_hit_blocks));
@@ -162,17 +176,17 @@ std::optional<SlotAllocation> KVCacheManager::allocate_slots(RequestId id, std::
   }
   auto copy_last = [&](BlockPool& pool, std::vector<BlockId>& table, KvGroup group) {
     const BlockId shared = table.back();
-    const BlockId copy = (*pool.allocate(1))[0];
-    pool.release(std::span(&shared, 1));  // still referenced by the fork, so it stays out of the free list
+    const BlockId copy = take(pool, 1, id)[0];
+    pool.release(std::span(&shared, 1), id);  // still referenced by the fork, so it stays out of the free list
     table.back() = copy;
     out.copies.push_back(BlockCopy{shared, copy, group});
   };
   if (cow) copy_last(pool_, r.blocks, KvGroup::Full);
   if (window_cow) copy_last(*window_pool_, r.window_blocks, KvGroup::Window);
-  out.new_blocks = *pool_.allocate(n_needed);
+  out.new_blocks = take(pool_, n_needed, id);
   r.blocks.insert(r.blocks.end(), out.new_blocks.begin(), out.new_blocks.end());
   if (has_window_group()) {
-    out.new_window_blocks = *window_pool_->allocate(n_needed);
+    out.new_window_blocks = take(*window_pool_, n_needed, id);
     r.window_blocks.insert(r.window_blocks.end(), out.new_window_blocks.begin(), out.new_window_blocks.end());
   }
   r.n_tokens = end;
@@ -184,15 +198,19 @@ void KVCacheManager::rollback(RequestId id, int32_t n_tokens) {
   const auto it = requests_.find(id);
   if (it == requests_.end()) return;
   RequestState& r = it->second;
-  assert(n_tokens >= 0 && n_tokens <= r.n_tokens);
-  assert(r.hashes.size() * static_cast<size_t>(block_size()) <= static_cast<size_t>(n_tokens));
+  KAIRO_CHECK(n_tokens >= 0 && n_tokens <= r.n_tokens, "kv cache: request %llu rolls back to %d of its %d tokens",
+              static_cast<unsigned long long>(id), n_tokens, r.n_tokens);
+  // Published blocks may already serve other requests: their KV must never be taken back.
+  KAIRO_CHECK(r.hashes.size() * static_cast<size_t>(block_size()) <= static_cast<size_t>(n_tokens),
+              "kv cache: request %llu rolls back to %d tokens, into its %zu hashed blocks",
+              static_cast<unsigned long long>(id), n_tokens, r.hashes.size());
   const size_t keep = static_cast<size_t>(cdiv(n_tokens, block_size()));
   // Last block first, as free() does.
-  for (size_t i = r.blocks.size(); i > keep; --i) pool_.release(std::span(&r.blocks[i - 1], 1));
+  for (size_t i = r.blocks.size(); i > keep; --i) pool_.release(std::span(&r.blocks[i - 1], 1), id);
   r.blocks.resize(std::min(keep, r.blocks.size()));
   if (has_window_group()) {
     for (size_t i = r.window_blocks.size(); i > keep; --i)
-      if (r.window_blocks[i - 1] != kNullBlock) window_pool_->release(std::span(&r.window_blocks[i - 1], 1));
+      if (r.window_blocks[i - 1] != kNullBlock) window_pool_->release(std::span(&r.window_blocks[i - 1], 1), id);
     r.window_blocks.resize(std::min(keep, r.window_blocks.size()));
     r.n_window_released = std::min(r.n_window_released, static_cast<int32_t>(r.window_blocks.size()));
   }
@@ -219,11 +237,14 @@ void KVCacheManager::publish_full_blocks(RequestState& r, std::span<const int32_
 
 void KVCacheManager::fork(RequestId parent, RequestId child) {
   const auto it = requests_.find(parent);
-  assert(it != requests_.end() && !has_request(child));
+  KAIRO_CHECK(it != requests_.end() && !has_request(child),
+              "kv cache: fork of request %llu (%s) into request %llu (%s)", static_cast<unsigned long long>(parent),
+              it != requests_.end() ? "known" : "unknown", static_cast<unsigned long long>(child),
+              has_request(child) ? "already holding KV" : "new");
   RequestState copy = it->second;
-  for (const BlockId b : copy.blocks) pool_.touch(b);
+  for (const BlockId b : copy.blocks) pool_.touch(b, child);
   for (const BlockId b : copy.window_blocks)
-    if (b != kNullBlock) window_pool_->touch(b);
+    if (b != kNullBlock) window_pool_->touch(b, child);
   requests_.emplace(child, std::move(copy));
 }
 
@@ -232,12 +253,17 @@ void KVCacheManager::free(RequestId id) {
   if (it == requests_.end()) return;
   // Last block first: the deepest blocks of a prefix are the least shareable, so they should be evicted first.
   std::vector<BlockId> reversed(it->second.blocks.rbegin(), it->second.blocks.rend());
-  pool_.release(reversed);
+  pool_.release(reversed, id);
   reversed.clear();
   for (auto b = it->second.window_blocks.rbegin(); b != it->second.window_blocks.rend(); ++b)
     if (*b != kNullBlock) reversed.push_back(*b);
-  if (has_window_group()) window_pool_->release(reversed);
+  if (has_window_group()) window_pool_->release(reversed, id);
   requests_.erase(it);
+}
+
+void KVCacheManager::check_accounting() const {
+  pool_.check_accounting();
+  if (has_window_group()) window_pool_->check_accounting();
 }
 
 const std::vector<BlockId>& KVCacheManager::block_table(RequestId id, KvGroup group) const {
@@ -254,8 +280,12 @@ int32_t KVCacheManager::n_tokens(RequestId id) const {
 int64_t KVCacheManager::slot(RequestId id, int32_t position, KvGroup group) const {
   const auto& blocks = block_table(id, group);
   const int32_t bs = block_size();
-  assert(position >= 0 && static_cast<size_t>(position / bs) < blocks.size());
-  assert(blocks[static_cast<size_t>(position / bs)] != kNullBlock);
+  // A slot outside the request's own blocks (past its table, or the null block) is another request's KV.
+  KAIRO_CHECK(position >= 0 && static_cast<size_t>(position / bs) < blocks.size() &&
+                  blocks[static_cast<size_t>(position / bs)] != kNullBlock,
+              "kv cache: request %llu has no block of its own for position %d (%zu blocks in its %s table)",
+              static_cast<unsigned long long>(id), position, blocks.size(),
+              group == KvGroup::Window ? "windowed" : "full");
   return slot_index(blocks[static_cast<size_t>(position / bs)], position % bs, bs);
 }
 

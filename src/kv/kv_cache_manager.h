@@ -20,6 +20,10 @@
 // Full blocks are published to the prefix cache when their slots are allocated, i.e. before the step that writes
 // their KV runs. That is safe as long as a step's KV writes precede its attention reads at every layer, which is
 // how the batched forward works; a runner failure must free the requests of that step.
+//
+// Every block reference is taken and dropped under the request's id, so the pool can tell when a request releases a
+// block another request holds alone (block_pool.h); misuse of this interface (a fork into a live id, a rollback into
+// published blocks) throws InvariantViolation (core/check.h) in every build.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -112,6 +116,9 @@ class KVCacheManager {
 
   // Releases every block of the request (unknown ids are ignored): finish, abort and preemption all end here.
   void free(RequestId id);
+  // Throws InvariantViolation unless each pool's free and referenced blocks add up to its size. O(1): the scheduler
+  // runs it after every step.
+  void check_accounting() const;
 
   bool has_request(RequestId id) const { return requests_.count(id) != 0; }
   // Empty for an unknown request. The windowed group's table holds the null block behind the window.
@@ -153,7 +160,7 @@ class KVCacheManager {
   bool window_hit_ok(const PrefixHit& hit, std::span<const int32_t> tokens, size_t n) const;
   std::optional<BlockId> lookup_window(const PrefixHit& hit, std::span<const int32_t> tokens, size_t i) const;
   // Releases the windowed blocks wholly behind the window of a token at position `start`.
-  void release_behind_window(RequestState& r, int32_t start);
+  void release_behind_window(RequestState& r, RequestId id, int32_t start);
   std::string_view extra_keys(const std::string& salt, size_t block_idx) const {
     return block_idx == 0 ? std::string_view(salt) : std::string_view{};
   }

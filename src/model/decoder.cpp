@@ -30,6 +30,7 @@ Status StepBuffers::reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_lo
     return Status::success();
   };
   if (n_tokens > token_capacity_) {
+    token_capacity_ = 0;  // until every buffer has grown: a failure leaves none that a later step trusts
     KAIRO_TRY_STATUS(grow(x, n_tokens * c.dim, "the residual stream (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(xn, n_tokens * c.dim, "the normed activations (lower --max-num-batched-tokens)"));
     KAIRO_TRY_STATUS(grow(q, n_tokens * c.q_dim(), "the queries (lower --max-num-batched-tokens)"));
@@ -48,6 +49,7 @@ Status StepBuffers::reserve(const ModelConfig& c, int64_t n_tokens, int64_t n_lo
     token_capacity_ = n_tokens;
   }
   if (n_logits > logits_capacity_) {
+    logits_capacity_ = 0;
     KAIRO_TRY_STATUS(grow(out_x, n_logits * c.dim, "the final hidden states (lower --max-num-seqs)"));
     if (!dev.host_memory())
       KAIRO_TRY_STATUS(grow(logits, n_logits * c.n_vocab, "the logits (lower --max-num-seqs)"));

@@ -41,9 +41,9 @@ Result<KvStorage> KvStorage::create(std::shared_ptr<kernels::Device> device, con
     for (auto* side : {&s.k_, &s.v_}) {
       Result<kernels::DeviceSpan> span = s.device_->allocate(bytes, "the KV cache");
       if (!span) {
-        return Error{strprintf("cannot allocate the KV cache (%.2f GiB): %s; lower --kv-cache-memory or "
-                               "--mem-budget-gb",
-                               static_cast<double>(s.n_bytes_) / (1ull << 30), span.error().message.c_str())};
+        return Error{strprintf("the KV cache needs %s but %s; lower --kv-cache-memory or --mem-budget-gb (kairo "
+                               "plan predicts what fits)",
+                               human_bytes(s.n_bytes_).c_str(), span.error().message.c_str())};
       }
       side->push_back(*span);
     }

@@ -1,6 +1,9 @@
 #include "model/model.h"
 
+#include <optional>
+
 #include "core/format.h"
+#include "core/out_of_memory.h"
 #include "model/decoder.h"
 
 namespace kairo::model {
@@ -20,29 +23,68 @@ Status check_weights_fit(const kernels::Device& dev, uint64_t weight_bytes) {
                          mem.free_known ? "free" : "in all")};
 }
 
+// The load ran out of host memory (a std::bad_alloc from the GGUF metadata, the weight table, the device's copies
+// of the weights): what was being done, what could not be allocated, and what to change, as check_weights_fit and
+// the planner say it. weight_bytes is 0 while the weights are not yet known.
+Error load_out_of_memory(const char* doing, const std::string& failure, uint64_t weight_bytes) {
+  const std::string need =
+      weight_bytes > 0 ? strprintf(" (the weights need %s)", human_bytes(weight_bytes).c_str()) : std::string();
+  return Error{strprintf("out of memory while %s%s: %s%s; pick a smaller quantization of the model (kairo quantize, "
+                         "e.g. Q4_K_M) or free memory (kairo plan --model FILE predicts what fits)",
+                         doing, need.c_str(), failure.c_str(), address_space_limit_note().c_str())};
+}
+
 }  // namespace
 
+// Each entry point catches std::bad_alloc: a Result-returning load must not throw because the system is out of
+// memory, the commonest reason a model does not load.
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, const kernels::Backend* backend) {
-  return load(path, kernels::make_cpu_device(backend));
+  std::shared_ptr<kernels::Device> device;
+  try {
+    device = kernels::make_cpu_device(backend);
+  } catch (const std::bad_alloc& e) {
+    return load_out_of_memory("setting up the CPU device", describe_allocation_failure(e), 0);
+  }
+  return load(path, std::move(device));
 }
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, std::shared_ptr<kernels::Device> device) {
-  KAIRO_TRY_ASSIGN(gguf::File file, gguf::File::open(path));
-  return from_file(std::move(file), std::move(device));
+  std::optional<gguf::File> file;
+  try {
+    KAIRO_TRY_ASSIGN(file, gguf::File::open(path));
+  } catch (const std::bad_alloc& e) {
+    return load_out_of_memory("reading the model's metadata", describe_allocation_failure(e), 0);
+  }
+  return from_file(std::move(*file), std::move(device));
 }
 
 Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, const kernels::Backend* backend) {
-  return from_file(std::move(file), kernels::make_cpu_device(backend));
+  std::shared_ptr<kernels::Device> device;
+  try {
+    device = kernels::make_cpu_device(backend);
+  } catch (const std::bad_alloc& e) {
+    return load_out_of_memory("setting up the CPU device", describe_allocation_failure(e), 0);
+  }
+  return from_file(std::move(file), std::move(device));
 }
 
 Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, std::shared_ptr<kernels::Device> device) {
-  std::unique_ptr<Model> m(new Model());
-  m->file_ = std::move(file);
-  KAIRO_TRY_ASSIGN(m->config_, read_config(m->file_));
-  KAIRO_TRY_ASSIGN(m->weights_, bind_weights(m->file_, m->config_));
-  m->device_ = std::move(device);
-  KAIRO_TRY_STATUS(m->move_weights_to_device());
-  return m;
+  const char* doing = "reading the model's config";
+  uint64_t weight_bytes = 0;
+  try {
+    std::unique_ptr<Model> m(new Model());
+    m->file_ = std::move(file);
+    KAIRO_TRY_ASSIGN(m->config_, read_config(m->file_));
+    doing = "binding the model's weights";
+    KAIRO_TRY_ASSIGN(m->weights_, bind_weights(m->file_, m->config_));
+    weight_bytes = m->weights_.n_bytes;
+    doing = "moving the weights to the device";
+    m->device_ = std::move(device);
+    KAIRO_TRY_STATUS(m->move_weights_to_device());
+    return m;
+  } catch (const std::bad_alloc& e) {
+    return load_out_of_memory(doing, describe_allocation_failure(e), weight_bytes);
+  }
 }
 
 Status Model::move_weights_to_device() {
@@ -70,7 +112,14 @@ Status Model::move_weights_to_device() {
   }
   std::vector<kernels::MatrixView> views;
   for (Matrix* m : targets) views.push_back(m->view);
-  KAIRO_TRY_ASSIGN(std::vector<kernels::DeviceMatrix> uploaded, dev.upload_matrices(views));
+  Result<std::vector<kernels::DeviceMatrix>> uploaded_or = dev.upload_matrices(views);
+  if (!uploaded_or.ok()) {
+    // Host memory that ran out is the machine's, and the model's size the thing to change; other devices word
+    // their own errors (check_weights_fit has already refused weights too big for them).
+    if (!dev.host_memory()) return uploaded_or.error();
+    return load_out_of_memory("moving the weights to the device", uploaded_or.error().message, weights_.n_bytes);
+  }
+  std::vector<kernels::DeviceMatrix> uploaded = std::move(uploaded_or).value();
   for (size_t i = 0; i < targets.size(); ++i) {
     const kernels::MatrixView& host = views[i];
     // A copied weight's file pages are released: resident memory then holds each weight once. (The embedding

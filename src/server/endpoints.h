@@ -1,5 +1,6 @@
 #pragma once
 // The endpoint handlers behind the router (internal to the server module). Each answers on the exchange.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -23,11 +24,14 @@ void handle_detokenize(ServerContext& ctx, const Backend& backend, const HttpReq
 std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model);
 
 // The chat prompt's token ids: the template rendered, then tokenized with special tokens parsed and a BOS added when
-// the model wants one and the template did not write it.
+// the model wants one and the template did not write it. Tokenizing may stop once there are more than max_tokens
+// (Tokenizer::encode_at_most): then past_limit is set and `tokens` holds only the first ones.
 struct ChatPrompt {
   std::vector<int32_t> tokens;
+  bool past_limit = false;
   bool opens_thinking = false;  // the rendered prompt ends inside an opened `<think>` block (Qwen3, DeepSeek-R1)
 };
-ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat);
+ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat,
+                                         size_t max_tokens = SIZE_MAX);
 
 }  // namespace kairo::server

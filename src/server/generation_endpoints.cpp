@@ -26,20 +26,38 @@ int64_t unix_now() {
       .count();
 }
 
-// The numbers in the message, as OpenAI words it, so the client knows what to cut.
-std::optional<ApiError> check_context(int context_length, int n_prompt, int max_tokens, bool is_chat) {
-  if (n_prompt + max_tokens <= context_length) return std::nullopt;
+// A prompt's token ids. A text prompt is tokenized only up to the context length (Tokenizer::encode_at_most):
+// one longer cannot be served whatever max_tokens is, and tokenizing megabytes just to count them cost the server
+// about half a second of CPU per 8 MB request.
+struct PromptTokens {
+  std::vector<int32_t> tokens;
+  bool past_context = false;  // tokenizing stopped past the context length: the prompt has more tokens than these
+};
+
+PromptTokens tokenize_prompt(const tokenizer::Tokenizer& tok, std::string_view text, bool add_bos,
+                             int context_length) {
+  tokenizer::Tokenizer::Bounded b =
+      tok.encode_at_most(text, add_bos, /*parse_special=*/true, static_cast<size_t>(std::max(context_length, 0)));
+  return PromptTokens{std::move(b.tokens), b.stopped};
+}
+
+// The numbers in the message, as OpenAI words it, so the client knows what to cut. A prompt whose tokenizing
+// stopped past the context has no exact count, only a bound.
+std::optional<ApiError> check_context(int context_length, int n_prompt, int max_tokens, bool is_chat,
+                                      bool past_context) {
+  if (!past_context && n_prompt + max_tokens <= context_length) return std::nullopt;
   const char* what = is_chat ? "messages" : "prompt";
+  const bool no_room = past_context || n_prompt >= context_length;
+  const std::string prompt_size = past_context ? strprintf("more than %d", context_length) : std::to_string(n_prompt);
   std::string message =
-      n_prompt >= context_length
-          ? strprintf("This model's maximum context length is %d tokens. However, your %s is %d tokens, which leaves "
-                      "no room for the completion. Please shorten your %s.",
-                      context_length, what, n_prompt, what)
-          : strprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the "
-                      "%s, %d for the completion). Please reduce the length of the %s or the completion "
-                      "(max_tokens).",
-                      context_length, n_prompt + max_tokens, n_prompt, what, max_tokens, what);
-  return invalid_param(n_prompt >= context_length ? what : "max_tokens", std::move(message), "context_length_exceeded");
+      no_room ? strprintf("This model's maximum context length is %d tokens. However, your %s is %s tokens, which "
+                          "leaves no room for the completion. Please shorten your %s.",
+                          context_length, what, prompt_size.c_str(), what)
+              : strprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in "
+                          "the %s, %d for the completion). Please reduce the length of the %s or the completion "
+                          "(max_tokens).",
+                          context_length, n_prompt + max_tokens, n_prompt, what, max_tokens, what);
+  return invalid_param(no_room ? what : "max_tokens", std::move(message), "context_length_exceeded");
 }
 
 engine::Request make_engine_request(const GenerationParams& p, std::vector<int32_t> prompt, int max_tokens,
@@ -61,7 +79,7 @@ engine::Request make_engine_request(const GenerationParams& p, std::vector<int32
 // Shared tail of both endpoints: context check per prompt, n engine requests per prompt, the job.
 void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
                        std::shared_ptr<Exchange> exchange, const GenerationParams& params,
-                       std::vector<std::vector<int32_t>> prompts, ApiKind kind, bool reasoning_opened = false,
+                       std::vector<PromptTokens> prompts, ApiKind kind, bool reasoning_opened = false,
                        ToolCallOptions tool_calls = {}) {
   const ServerContext& ctx = *ctx_ptr;
   const int context_length = backend.engine->context_length();
@@ -84,7 +102,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   }
   std::vector<engine::Request> requests;
   requests.reserve(prompts.size() * params.n);
-  for (auto& prompt : prompts) {
+  for (auto& [prompt, past_context] : prompts) {
     const int n_prompt = static_cast<int>(prompt.size());
     int max_tokens = params.max_tokens.value_or(0);
     if (!params.max_tokens) {
@@ -94,7 +112,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
         max_tokens = std::min(max_tokens, ctx.config.limits.max_tokens);
       }
     }
-    if (auto e = check_context(context_length, n_prompt, max_tokens, kind == ApiKind::Chat)) {
+    if (auto e = check_context(context_length, n_prompt, max_tokens, kind == ApiKind::Chat, past_context)) {
       return exchange->send_error(*e);
     }
     for (int i = 0; i < params.n; ++i) {
@@ -157,7 +175,7 @@ nlohmann::ordered_json arguments_as_text(const nlohmann::ordered_json& messages)
 
 }  // namespace
 
-ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat) {
+ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatRequest& chat, size_t max_tokens) {
   const ChatTemplate& tmpl = backend.chat_template;
   static const ChatTemplate fallback = chatml_template();
   const nlohmann::ordered_json no_tools;
@@ -187,8 +205,12 @@ ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatReque
     if (!bos_text.empty() && text.compare(0, bos_text.size(), bos_text) == 0) add_bos = false;
   }
   ChatPrompt prompt;
-  prompt.tokens = tok.encode(text, add_bos, /*parse_special=*/true);
-  if (prompt.tokens.empty()) return invalid_param("messages", "the conversation renders to an empty prompt");
+  tokenizer::Tokenizer::Bounded tokens = tok.encode_at_most(text, add_bos, /*parse_special=*/true, max_tokens);
+  prompt.tokens = std::move(tokens.tokens);
+  prompt.past_limit = tokens.stopped;
+  if (prompt.tokens.empty() && !prompt.past_limit) {
+    return invalid_param("messages", "the conversation renders to an empty prompt");
+  }
   prompt.opens_thinking = ends_with_open_think(text);
   return prompt;
 }
@@ -203,12 +225,12 @@ void handle_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Bac
   if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
 
   const tokenizer::Tokenizer& tok = *backend.tokenizer;
-  std::vector<std::vector<int32_t>> prompts;
+  std::vector<PromptTokens> prompts;
   for (auto& p : parsed->prompts) {
     if (p.is_text) {
-      prompts.push_back(tok.encode(p.text, tok.add_bos_by_default(), /*parse_special=*/true));
+      prompts.push_back(tokenize_prompt(tok, p.text, tok.add_bos_by_default(), backend.engine->context_length()));
     } else {
-      prompts.push_back(std::move(p.tokens));
+      prompts.push_back(PromptTokens{std::move(p.tokens)});
     }
   }
   submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Completion);
@@ -222,7 +244,9 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
   auto parsed = parse_chat_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
   if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
-  auto prompt = chat_prompt_tokens(backend, *parsed);
+  // Tokenized up to the context length only (see PromptTokens); submit_generation refuses a longer one.
+  auto prompt =
+      chat_prompt_tokens(backend, *parsed, static_cast<size_t>(std::max(backend.engine->context_length(), 0)));
   if (!prompt.ok()) return exchange->send_error(prompt.error());
   // Tools: calls are parsed in the template's format unless tool_choice is "none"; "required" and a named function
   // are enforced by a grammar, and so is any call "auto" opens (where the format marks its calls).
@@ -247,8 +271,8 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
       parsed->params.grammar_param = "tools";
     }
   }
-  std::vector<std::vector<int32_t>> prompts;
-  prompts.push_back(std::move(prompt->tokens));
+  std::vector<PromptTokens> prompts;
+  prompts.push_back(PromptTokens{std::move(prompt->tokens), prompt->past_limit});
   submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat,
                     prompt->opens_thinking,
                     with_tools ? ToolCallOptions{format, std::make_shared<const nlohmann::ordered_json>(parsed->tools)}

@@ -123,11 +123,14 @@ class BpeModel final : public TokenizerModel {
 
   Status prepare(const Vocab& vocab) override { return Status::success(); }
 
-  void encode(const Vocab& vocab, std::string_view text, bool /*after_special*/,
-              std::vector<int32_t>& out) const override {
+  // Merges never cross a pre-tokenizer word, so the tokens of the words before any word are final: a bounded
+  // encoding may stop there.
+  void encode(const Vocab& vocab, std::string_view text, bool /*after_special*/, std::vector<int32_t>& out,
+              EncodeBudget* budget) const override {
     Scratch scratch;
     std::string encoded;
-    for (const auto& [begin, end] : pre_->split(text)) {
+    pre_->for_each_word(text, [&](size_t begin, size_t end) {
+      if (budget && budget->stop_before(out.size(), text.size() - begin)) return false;
       const std::string_view word = text.substr(begin, end - begin);
       if (pre_->config().ignore_merges) {
         encoded.clear();
@@ -135,11 +138,17 @@ class BpeModel final : public TokenizerModel {
         const int32_t id = vocab.find(encoded);
         if (id != kNoToken) {
           out.push_back(id);
-          continue;
+          return true;
         }
       }
       encode_word(word, scratch, out);
-    }
+      return true;
+    });
+  }
+
+  // A byte without a byte token is dropped (as llama.cpp does) where a merge result is not a token.
+  bool keeps_every_byte() const override {
+    return std::none_of(std::begin(byte_token_), std::end(byte_token_), [](int32_t id) { return id == kNoToken; });
   }
 
   std::string normal_piece(const Vocab& vocab, int32_t id) const override {

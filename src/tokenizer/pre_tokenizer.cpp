@@ -36,33 +36,6 @@ MatchScratch& scratch() {
   return s;
 }
 
-// Splits each piece of `pieces` by `code`: matches and the gaps between them, in order, none empty.
-void split_pieces(pcre2_code* code, std::string_view text, const std::vector<std::pair<size_t, size_t>>& pieces,
-                  std::vector<std::pair<size_t, size_t>>& out) {
-  MatchScratch& s = scratch();
-  for (const auto& [begin, end] : pieces) {
-    const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data() + begin);
-    const size_t len = end - begin;
-    size_t pos = 0;
-    size_t last = 0;  // end of what has been emitted
-    while (pos < len) {
-      const int rc = pcre2_match(code, subject, len, pos, 0, s.data, s.context);
-      if (rc < 0) break;  // no match, or a resource limit: the rest is one gap
-      const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(s.data);
-      const size_t ms = ov[0];
-      const size_t me = ov[1];
-      if (me <= ms) {  // empty match: step over one character so the scan always advances
-        pos = ms + std::min(utf8_len_from_lead(static_cast<uint8_t>(text[begin + ms])), len - ms);
-        continue;
-      }
-      if (ms > last) out.emplace_back(begin + last, begin + ms);
-      out.emplace_back(begin + ms, begin + me);
-      last = pos = me;
-    }
-    if (last < len) out.emplace_back(begin + last, end);
-  }
-}
-
 }  // namespace
 
 PreTokenizer::~PreTokenizer() {
@@ -109,17 +82,47 @@ Result<std::unique_ptr<PreTokenizer>> PreTokenizer::create(std::string_view name
 }
 
 std::vector<std::pair<size_t, size_t>> PreTokenizer::split(std::string_view text) const {
-  std::vector<std::pair<size_t, size_t>> pieces;
-  if (text.empty()) return pieces;
-  pieces.emplace_back(0, text.size());
-  std::vector<std::pair<size_t, size_t>> next;
-  for (void* code : codes_) {
-    next.clear();
-    next.reserve(pieces.size() * 2);
-    split_pieces(as_code(code), text, pieces, next);
-    pieces.swap(next);
+  std::vector<std::pair<size_t, size_t>> words;
+  for_each_word(text, [&](size_t begin, size_t end) {
+    words.emplace_back(begin, end);
+    return true;
+  });
+  return words;
+}
+
+bool PreTokenizer::for_each_word(std::string_view text, const std::function<bool(size_t, size_t)>& word) const {
+  if (text.empty()) return true;
+  return split_from(0, text, 0, text.size(), word);
+}
+
+// Each regex splits every piece of the previous one independently (the subject is the piece alone), so splitting
+// depth first yields the words in the same order as splitting the whole text by each regex in turn.
+bool PreTokenizer::split_from(size_t level, std::string_view text, size_t begin, size_t end,
+                              const std::function<bool(size_t, size_t)>& word) const {
+  if (level == codes_.size()) return word(begin, end);
+  pcre2_code* code = as_code(codes_[level]);
+  MatchScratch& s = scratch();
+  const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data() + begin);
+  const size_t len = end - begin;
+  size_t pos = 0;
+  size_t last = 0;  // end of what has been emitted
+  while (pos < len) {
+    const int rc = pcre2_match(code, subject, len, pos, 0, s.data, s.context);
+    if (rc < 0) break;  // no match, or a resource limit: the rest is one gap
+    // Copied out before the next level runs: it matches with the same (per-thread) match data.
+    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(s.data);
+    const size_t ms = ov[0];
+    const size_t me = ov[1];
+    if (me <= ms) {  // empty match: step over one character so the scan always advances
+      pos = ms + std::min(utf8_len_from_lead(static_cast<uint8_t>(text[begin + ms])), len - ms);
+      continue;
+    }
+    if (ms > last && !split_from(level + 1, text, begin + last, begin + ms, word)) return false;
+    if (!split_from(level + 1, text, begin + ms, begin + me, word)) return false;
+    last = pos = me;
   }
-  return pieces;
+  if (last < len) return split_from(level + 1, text, begin + last, end, word);
+  return true;
 }
 
 }  // namespace kairo::tokenizer

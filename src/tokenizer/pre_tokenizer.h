@@ -5,6 +5,7 @@
 // PCRE2 (UTF + Unicode properties, JIT) runs the regexes; invalid UTF-8 never matches and is kept between matches,
 // so any byte string splits without loss.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,12 +38,20 @@ class PreTokenizer {
 
   // Word boundaries as [begin, end) byte ranges that tile `text` in order.
   std::vector<std::pair<size_t, size_t>> split(std::string_view text) const;
+  // The same words, handed to `word(begin, end)` one at a time until it returns false (then this returns false).
+  // Lazy: each regex splits one piece of the previous one's output at a time, depth first, so a caller that stops
+  // early has not split (or read) the rest of the text.
+  bool for_each_word(std::string_view text, const std::function<bool(size_t, size_t)>& word) const;
   const PreTokenizerConfig& config() const { return config_; }
 
   static std::string known_names();
 
  private:
   PreTokenizer() = default;
+  // Splits text[begin, end) by regex `level` and each resulting piece by the next regexes; the last level's pieces
+  // are the words.
+  bool split_from(size_t level, std::string_view text, size_t begin, size_t end,
+                  const std::function<bool(size_t, size_t)>& word) const;
   PreTokenizerConfig config_{};
   std::vector<void*> codes_;  // pcre2_code_8*, kept opaque so the PCRE2 header stays out of this one
 };

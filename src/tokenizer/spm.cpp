@@ -34,6 +34,32 @@ struct BigramOrder {
   }
 };
 
+// `fragment` as SentencePiece sees it: spaces as '▁', and a '▁' in front when the space prefix applies.
+void escape(std::string_view fragment, bool prefix, std::string& out) {
+  out.clear();
+  out.reserve(fragment.size() + 8);
+  if (prefix) out.append(kSpace);
+  for (char c : fragment) {
+    if (c == ' ') {
+      out.append(kSpace);
+    } else {
+      out.push_back(c);
+    }
+  }
+}
+
+// Whether the escaped text has a '▁' starting at fragment[i] (an escaped space or a literal U+2581), and whether one
+// ends right before it (i >= 1). The escaped bytes of a space cannot combine with the neighbouring bytes into
+// another '▁' (E2 96 81 starts with E2, which is neither 96 nor 81), so these see exactly the '▁'s of the escaped
+// text; the space prefix is only ever before fragment[0], which never starts a word.
+bool starts_space(std::string_view fragment, size_t i) {
+  return fragment[i] == ' ' || (fragment[i] == kSpace[0] && fragment.compare(i, kSpace.size(), kSpace) == 0);
+}
+bool ends_space(std::string_view fragment, size_t i) {
+  return fragment[i - 1] == ' ' || (fragment[i - 1] == kSpace[2] && i >= kSpace.size() &&
+                                    fragment.compare(i - kSpace.size(), kSpace.size(), kSpace) == 0);
+}
+
 class SpmModel final : public TokenizerModel {
  public:
   Status prepare(const Vocab& vocab) override {
@@ -60,38 +86,35 @@ class SpmModel final : public TokenizerModel {
     return Status::success();
   }
 
-  void encode(const Vocab& vocab, std::string_view fragment, bool after_special,
-              std::vector<int32_t>& out) const override {
-    std::string text;
-    text.reserve(fragment.size() + 8);
-    if (vocab.add_space_prefix && after_special) text.append(kSpace);
-    for (char c : fragment) {
-      if (c == ' ') {
-        text.append(kSpace);
-      } else {
-        text.push_back(c);
-      }
-    }
-
-    // When no token has a '▁' after other characters (true of SentencePiece vocabs trained with whitespace
-    // splitting: Llama, Mistral, Phi-3), no merge can cross the start of a word, so each word is merged on its own:
-    // same result, but a small heap instead of one the size of the whole text.
+  void encode(const Vocab& vocab, std::string_view fragment, bool after_special, std::vector<int32_t>& out,
+              EncodeBudget* budget) const override {
+    const bool prefix = vocab.add_space_prefix && after_special;
     std::vector<Symbol> symbols;
     std::vector<Bigram> heap;
+    std::string text;
     if (!words_are_independent_) {
+      escape(fragment, prefix, text);
       encode_span(vocab, text, 0, text.size(), symbols, heap, out);
       return;
     }
+    // When no token has a '▁' after other characters (true of SentencePiece vocabs trained with whitespace
+    // splitting: Llama, Mistral, Phi-3), no merge can cross the start of a word, so each word is merged on its own:
+    // same result, but a small heap instead of one the size of the whole text. A word starts at a '▁' of the escaped
+    // text that does not follow another '▁'; the words are found in the fragment itself and escaped one at a time,
+    // so a bounded encoding that stops early has not escaped (or read) the rest.
     size_t begin = 0;
-    for (size_t pos = 1; pos < text.size(); ++pos) {
-      if (text.compare(pos, kSpace.size(), kSpace) == 0 &&
-          !(pos >= kSpace.size() && text.compare(pos - kSpace.size(), kSpace.size(), kSpace) == 0)) {
-        encode_span(vocab, text, begin, pos, symbols, heap, out);
-        begin = pos;
-      }
+    for (size_t i = 1;; ++i) {
+      const bool last = i >= fragment.size();
+      if (!last && !(starts_space(fragment, i) && !ends_space(fragment, i))) continue;
+      if (budget && budget->stop_before(out.size(), fragment.size() - begin)) return;
+      escape(fragment.substr(begin, (last ? fragment.size() : i) - begin), prefix && begin == 0, text);
+      encode_span(vocab, text, 0, text.size(), symbols, heap, out);
+      if (last) return;
+      begin = i;
     }
-    encode_span(vocab, text, begin, text.size(), symbols, heap, out);
   }
+
+  bool keeps_every_byte() const override { return true; }  // prepare() refuses a vocab with a byte it cannot spell
 
   // Merges the symbols of text[begin, end) and appends their tokens.
   void encode_span(const Vocab& vocab, const std::string& text, size_t begin, size_t end,

@@ -1,6 +1,9 @@
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
+
 #include "core/format.h"
+#include "core/out_of_memory.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer_model.h"
 
@@ -9,7 +12,20 @@ namespace kairo::tokenizer {
 Tokenizer::Tokenizer() = default;
 Tokenizer::~Tokenizer() = default;
 
+// A vocabulary of a few hundred thousand tokens and their merges is a load-time allocation like the weights: one that
+// fails is an Error, not an exception out of a Result-returning load.
 Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const gguf::File& file) {
+  try {
+    return build(file);
+  } catch (const std::bad_alloc& e) {
+    return Error{strprintf("%s: out of memory while building the tokenizer: %s%s; free memory (kairo plan --model "
+                           "FILE predicts what the model needs)",
+                           file.path().c_str(), describe_allocation_failure(e).c_str(),
+                           address_space_limit_note().c_str())};
+  }
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::build(const gguf::File& file) {
   std::unique_ptr<Tokenizer> tok(new Tokenizer());
   Vocab& v = tok->vocab_;
   v.source = file.path();
@@ -47,24 +63,68 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const gguf::File& file) 
   }
   tok->is_eog_.assign(v.tokens.size(), 0);
   for (int32_t id : v.eog_ids) tok->is_eog_[id] = 1;
+  if (tok->model_->keeps_every_byte()) {
+    tok->max_token_bytes_ = 1;
+    for (const TokenData& t : v.tokens) tok->max_token_bytes_ = std::max(tok->max_token_bytes_, t.text.size());
+  }
+  for (const TokenData& t : v.tokens) {
+    if (t.attr & (kAttrLstrip | kAttrRstrip)) tok->has_strip_tokens_ = true;
+  }
   return tok;
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 2);
+  size_t n_bytes_read = 0;
+  encode_into(text, add_bos, parse_special, nullptr, out, n_bytes_read);
+  return out;
+}
+
+Tokenizer::Bounded Tokenizer::encode_at_most(std::string_view text, bool add_bos, bool parse_special,
+                                             size_t max_tokens) const {
+  Bounded r;
+  r.tokens.reserve(std::min(text.size() / 3, max_tokens) + 2);
+  EncodeBudget budget(max_tokens, max_token_bytes_);
+  encode_into(text, add_bos, parse_special, &budget, r.tokens, r.n_bytes_read);
+  r.stopped = budget.stopped();
+  return r;
+}
+
+// Fragments are encoded independently (a special token ends every merge), so the tokens before a fragment are final
+// and a bounded encoding may stop there too, or inside one where the model finds a word boundary.
+void Tokenizer::encode_into(std::string_view text, bool add_bos, bool parse_special, EncodeBudget* budget,
+                            std::vector<int32_t>& out, size_t& n_bytes_read) const {
   if (add_bos && vocab_.special.bos != kNoToken) out.push_back(vocab_.special.bos);
+  // Finding the special tokens is a pass over the whole text: a text too long for the limit even if all its tokens
+  // were as long as the longest is refused before it.
+  if (budget && !has_strip_tokens_ && budget->stop_before(out.size(), text.size())) return;
+  const std::vector<Fragment> fragments = special_.partition(vocab_, text, parse_special);
+  size_t bytes_after = 0;
+  for (const Fragment& f : fragments) bytes_after += f.length;
   bool after_special = true;
-  for (const Fragment& f : special_.partition(vocab_, text, parse_special)) {
+  for (const Fragment& f : fragments) {
+    bytes_after -= f.length;
+    if (budget) {
+      budget->bytes_after = bytes_after;
+      if (budget->stop_before(out.size(), f.length)) {
+        n_bytes_read = f.offset;
+        return;
+      }
+    }
     if (f.token != kNoToken) {
       out.push_back(f.token);
       after_special = true;
     } else {
-      model_->encode(vocab_, text.substr(f.offset, f.length), after_special, out);
+      model_->encode(vocab_, text.substr(f.offset, f.length), after_special, out, budget);
       after_special = false;
+      if (budget && budget->stopped()) {
+        n_bytes_read = f.offset + f.length - budget->bytes_left_at_stop();
+        return;
+      }
     }
   }
-  return out;
+  n_bytes_read = text.size();
 }
 
 std::string Tokenizer::token_to_piece(int32_t id, bool render_special) const {

@@ -22,6 +22,7 @@ class File;
 
 namespace kairo::tokenizer {
 
+class EncodeBudget;
 class TokenizerModel;
 
 struct DetokenizeOptions {
@@ -40,6 +41,19 @@ class Tokenizer {
   // BOS when the model has one. parse_special: control tokens written in the text (e.g. "<|im_start|>") become their
   // ids; otherwise they are tokenized as plain text. User-defined tokens are always recognised, as in llama.cpp.
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const;
+
+  // encode() for a caller that refuses texts of more than max_tokens tokens (a prompt longer than the context):
+  // the work is bounded by the limit, not by the length of the text.
+  struct Bounded {
+    std::vector<int32_t> tokens;  // encode()'s tokens; when stopped, only the first of them
+    bool stopped = false;         // the text has more than max_tokens tokens and was not encoded to its end
+    size_t n_bytes_read = 0;      // how far into the text encoding got (text.size() unless stopped)
+  };
+  // Exactly encode()'s tokens whenever there are at most max_tokens of them. Otherwise it may stop as soon as the
+  // count is known to pass max_tokens: before a word once the tokens so far plus what the rest must at least take
+  // (its bytes over the longest token's) pass it -- without reading the rest. (A text whose count passes the limit
+  // only in its last word is encoded in full: then stopped is false and tokens.size() > max_tokens.)
+  Bounded encode_at_most(std::string_view text, bool add_bos, bool parse_special, size_t max_tokens) const;
 
   // The bytes this token contributes to the text: SentencePiece '▁' -> ' ', <0xNN> -> that byte, byte-level BPE
   // decoded; control/unknown tokens -> "" unless render_special. Out-of-range ids -> "". Not necessarily UTF-8.
@@ -80,11 +94,20 @@ class Tokenizer {
 
  private:
   Tokenizer();
+  static Result<std::unique_ptr<Tokenizer>> build(const gguf::File& file);  // from_gguf, which catches std::bad_alloc
+  void encode_into(std::string_view text, bool add_bos, bool parse_special, EncodeBudget* budget,
+                   std::vector<int32_t>& out, size_t& n_bytes_read) const;
+
   Vocab vocab_;
   std::unique_ptr<TokenizerModel> model_;
   SpecialMatcher special_;
   std::vector<std::string> pieces_;  // by id, render_special = false
   std::vector<uint8_t> is_eog_;      // by id
+  // The most bytes of text one token stands for (the longest token text), or 0 when the model may drop bytes.
+  size_t max_token_bytes_ = 0;
+  // A user-defined or control token that swallows whitespace next to it: that whitespace becomes no token, so the
+  // length of a text says nothing about its tokens until the special tokens are found.
+  bool has_strip_tokens_ = false;
 };
 
 // Turns a stream of token ids into text that is always complete UTF-8: bytes of a character split over several

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/check.h"
+
 namespace kairo::engine {
 namespace {
 
@@ -125,6 +127,54 @@ TEST_F(SchedulerTest, RemoveFreesBlocks) {
   sched_->remove(a);
   EXPECT_EQ(kv_->usage(), 0.0);
   EXPECT_EQ(sched_->n_running(), 0);
+}
+
+// Always-on invariant checks (core/check.h): a request holds KV exactly while admitted, as many slots as it has
+// computed; the failed call throws before it changes anything.
+TEST_F(SchedulerTest, AdmittingARequestWhoseIdAlreadyHoldsKvIsCaught) {
+  make(8, SchedulerConfig{100, 8, 100, 4, false});
+  Sequence* a = seq(1, 6);
+  ASSERT_TRUE(kv_->allocate_slots(1, a->tokens, 4).has_value());  // stale KV under a's id
+  sched_->add(a);
+  try {
+    sched_->schedule();
+    FAIL() << "no InvariantViolation";
+  } catch (const InvariantViolation& e) {
+    EXPECT_EQ(e.message(), "scheduler: admitting request 1 with 0 tokens computed and 4 slots already in the KV cache");
+  }
+  EXPECT_EQ(sched_->n_running(), 0);
+  EXPECT_EQ(kv_->n_tokens(1), 4);
+}
+
+TEST_F(SchedulerTest, RunningAForkWhoseKvDoesNotMatchIsCaught) {
+  make(8, SchedulerConfig{100, 8, 100, 4, false});
+  Sequence* a = seq(1, 6);
+  sched_->add(a);
+  step();
+  Sequence* b = seq(2, 6);
+  kv_->fork(1, 2);
+  b->n_computed = 5;  // the KV holds 6
+  try {
+    sched_->add_running(b);
+    FAIL() << "no InvariantViolation";
+  } catch (const InvariantViolation& e) {
+    EXPECT_EQ(e.message(), "scheduler: request 2 starts running with 5 tokens computed but 6 slots in the KV cache");
+  }
+  EXPECT_EQ(sched_->n_running(), 1);
+}
+
+TEST_F(SchedulerTest, RejectingMoreTokensThanComputedIsCaught) {
+  make(8, SchedulerConfig{100, 8, 100, 4, false});
+  Sequence* a = seq(1, 3);
+  sched_->add(a);
+  step();
+  try {
+    sched_->reject_draft(*a, 4);
+    FAIL() << "no InvariantViolation";
+  } catch (const InvariantViolation& e) {
+    EXPECT_EQ(e.message(), "scheduler: request 1 rejects 4 proposed tokens with 3 computed");
+  }
+  EXPECT_EQ(a->n_computed, 3);
 }
 
 }  // namespace

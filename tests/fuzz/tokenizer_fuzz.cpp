@@ -3,8 +3,10 @@
 // re-labelled with the Llama 3 / Qwen2 / Tekken pre-tokenizers), plus every pre-tokenizer's regex split alone.
 //
 // Input: byte 0 picks the tokenizer (or, past the tokenizers, a pre-tokenizer), byte 1 the flags, the rest is text.
-// Invariants: ids inside the vocab; vocabularies that can spell every byte decode back to the input; a split tiles
+// Invariants: ids inside the vocab; vocabularies that can spell every byte decode back to the input; a bounded
+// encoding (encode_at_most) gives encode()'s tokens, or stops with the first of them past its limit; a split tiles
 // the text.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -108,6 +110,17 @@ void fuzz_encode(const Loaded& l, std::string_view text, uint8_t flags) {
     KAIRO_FUZZ_CHECK(decoded == expected, l.name + ": decode(encode(text)) != text");
   }
   (void)t.detokenize(ids, {(flags & 8) != 0, (flags & 16) != 0});
+  // Bounded encoding, at a limit from 0 to 1.75x the count: encode()'s tokens within the limit; past it, either a
+  // stop with the first of them or (the count passed the limit in the last word) all of them.
+  const size_t limit = ids.size() * static_cast<size_t>((flags >> 5) & 7) / 4;
+  const Tokenizer::Bounded b = t.encode_at_most(text, add_bos, parse_special, limit);
+  if (ids.size() <= limit || !b.stopped) {
+    KAIRO_FUZZ_CHECK(!b.stopped && b.tokens == ids, l.name + ": encode_at_most differs from encode");
+  } else {
+    KAIRO_FUZZ_CHECK(b.tokens.size() <= ids.size() && std::equal(b.tokens.begin(), b.tokens.end(), ids.begin()),
+                     l.name + ": encode_at_most stopped with tokens encode() does not begin with");
+    KAIRO_FUZZ_CHECK(b.n_bytes_read < text.size(), l.name + ": encode_at_most stopped with nothing left to read");
+  }
 }
 
 void fuzz_split(const PreTokenizer& p, std::string_view text) {

@@ -66,7 +66,9 @@ inline Result<engine::SpeculativeConfig> speculative_config(const SpeculativeArg
 inline Result<std::unique_ptr<model::Model>> load_draft_model(const SpeculativeArgs& a, const model::Model& target,
                                                               const std::string& device) {
   if (a.draft_model.empty()) return std::unique_ptr<model::Model>{};
-  KAIRO_TRY_ASSIGN(std::unique_ptr<model::Model> draft, load_model_on(a.draft_model, device));
+  auto loaded = load_model_on(a.draft_model, device);
+  if (!loaded.ok()) return Error{"--draft-model " + a.draft_model + ": " + loaded.error().message};
+  std::unique_ptr<model::Model> draft = std::move(loaded).value();
   auto target_tok = tokenizer::Tokenizer::from_gguf(target.file());
   auto draft_tok = tokenizer::Tokenizer::from_gguf(draft->file());
   if (!target_tok.ok() || !draft_tok.ok()) {

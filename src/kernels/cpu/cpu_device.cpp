@@ -13,13 +13,15 @@
 
 #include "core/bulk_memory.h"
 #include "core/format.h"
+#include "core/out_of_memory.h"
 #include "kernels/device.h"
 
 namespace kairo::kernels {
 namespace {
 
 // fn(0) .. fn(n - 1), on as many threads as the process may use (items taken one at a time). The first exception
-// stops the others after their current item and is rethrown here.
+// stops the others after their current item and is rethrown here. Helpers that cannot be started (no memory for
+// their stacks) are done without: the threads that run take every item.
 template <typename Fn>
 void for_each_on_every_core(size_t n, Fn&& fn) {
   std::atomic<size_t> next{0};
@@ -36,7 +38,14 @@ void for_each_on_every_core(size_t n, Fn&& fn) {
   };
   const size_t n_threads = std::min<size_t>(static_cast<size_t>(ThreadPool::available_cores()), n);
   std::vector<std::thread> helpers;
-  for (size_t i = 1; i < n_threads; ++i) helpers.emplace_back(worker);
+  helpers.reserve(n_threads);  // before any thread starts: a throw from here on would leave one unjoined
+  for (size_t i = 1; i < n_threads; ++i) {
+    try {
+      helpers.emplace_back(worker);
+    } catch (const std::exception&) {  // std::system_error (no stack), std::bad_alloc (no thread state)
+      break;
+    }
+  }
   worker();
   for (auto& h : helpers) h.join();
   if (failure) std::rethrow_exception(failure);
@@ -72,8 +81,8 @@ class CpuDevice final : public Device {
     try {
       mem = allocate_bulk(static_cast<size_t>(std::max<uint64_t>(bytes, 1)));
     } catch (const std::bad_alloc&) {
-      return Error{strprintf("cannot allocate %s for %s: the system has no more memory", human_bytes(bytes).c_str(),
-                             what)};
+      return Error{strprintf("cannot allocate %s for %s: the system has no more memory%s", human_bytes(bytes).c_str(),
+                             what, address_space_limit_note().c_str())};
     }
     // Written now, not on first use: the memory is committed here, where a shortage is reported, rather than
     // faulted in mid-request.
@@ -104,7 +113,16 @@ class CpuDevice final : public Device {
     std::vector<PackedMatrix> packed(host.size());
     // Packing is the first write to every page of the packed copy, and page population (the kernel zeroing fresh
     // pages; on a VM, the host backing them) dominated load time on one thread, so every core packs at once.
-    if (be_.pack_weights) for_each_on_every_core(host.size(), [&](size_t i) { packed[i] = be_.pack_weights(host[i]); });
+    // The packed copies are the load's big allocations: one that fails is an error with its size, not an exception
+    // (the copies made so far are freed with `packed`).
+    try {
+      if (be_.pack_weights) {
+        for_each_on_every_core(host.size(), [&](size_t i) { packed[i] = be_.pack_weights(host[i]); });
+      }
+    } catch (const std::bad_alloc& e) {
+      return Error{strprintf("%s while repacking the weights for %s", describe_allocation_failure(e).c_str(),
+                             name().c_str())};
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t i = 0; i < host.size(); ++i) {
       const MatrixView& view = packed[i].view.data ? packed[i].view : host[i];

@@ -1,7 +1,8 @@
 #include "kernels/cpu/scratch.h"
 
 #include <cstdlib>
-#include <new>
+
+#include "core/out_of_memory.h"
 
 namespace kairo::kernels::cpu {
 namespace {
@@ -19,10 +20,12 @@ void* thread_scratch(ScratchSlot slot, size_t bytes) {
   Buffer& b = buffers[static_cast<int>(slot)];
   if (bytes > b.capacity) {
     std::free(b.data);
+    b.data = nullptr;
+    b.capacity = 0;  // a failed growth leaves an empty buffer, never a stale capacity over freed memory
     // Grow geometrically so a slowly increasing shape (a growing KV length) doesn't reallocate every call.
     const size_t cap = align_up(bytes + bytes / 2, 4096);
     b.data = std::aligned_alloc(64, cap);
-    if (b.data == nullptr) throw std::bad_alloc();
+    if (b.data == nullptr) throw OutOfMemory(cap, "CPU kernel scratch");
     b.capacity = cap;
   }
   return b.data;

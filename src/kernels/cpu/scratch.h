@@ -16,7 +16,8 @@ enum class ScratchSlot {
   Count
 };
 
-// The calling thread's buffer for `slot`, at least `bytes` long. Contents are unspecified after growth.
+// The calling thread's buffer for `slot`, at least `bytes` long. Contents are unspecified after growth. Throws
+// OutOfMemory when it cannot grow (on a pool thread: ThreadPool::run rethrows it to the step's caller).
 void* thread_scratch(ScratchSlot slot, size_t bytes);
 
 inline size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
