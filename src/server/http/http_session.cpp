@@ -172,10 +172,16 @@ void Session::continue_head() {
 void Session::on_head_bytes(beast::error_code ec, size_t n) {
   if (state_ == State::Closed) return;
   if (!ec) buffer_.commit(n);
-  if (deadline_hit_) {
+  if (interrupt_ != Interrupt::None) {
     // An idle keep-alive connection just closes: a 408 there could cross a request the client is sending now and be
     // read as its answer. A head begun (or never sent on a new connection) gets the 408 first.
     if (n_answered_ > 0 && buffer_.size() == 0) return close();
+    if (interrupt_ == Interrupt::Shed) {
+      return fail_transport(408, strprintf("the server reached its limit of %d connections and closed this one, "
+                                           "which had not sent a complete request head; retry (the server's "
+                                           "--max-connections)",
+                                           shared_->options.http.max_connections));
+    }
     return fail_transport(408, strprintf("the request head did not arrive within %g s; send the whole head at once "
                                          "(the server's --header-timeout)",
                                          shared_->options.http.header_timeout_s));
@@ -232,7 +238,7 @@ void Session::read_body() {
 void Session::on_body(beast::error_code ec) {
   if (state_ == State::Closed) return;
   deadline_.cancel();
-  if (deadline_hit_) {
+  if (interrupt_ == Interrupt::Deadline) {
     return fail_transport(408, strprintf("the request body did not arrive within %g s (the server's --body-timeout)",
                                          shared_->options.http.body_timeout_s));
   }
@@ -247,17 +253,18 @@ void Session::on_body(beast::error_code ec) {
 }
 
 void Session::arm_deadline(double s) {
-  deadline_hit_ = false;
+  interrupt_ = Interrupt::None;
   deadline_.expires_after(seconds(s));
   deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (!ec) self->on_deadline();
   });
 }
 
-// The read in progress ends with operation_aborted; its handler sees deadline_hit_ and answers 408.
+// The read in progress ends with operation_aborted; its handler sees why and answers 408. (Answering here would
+// start a second read, the lingering one, beside the pending one.)
 void Session::on_deadline() {
   if (state_ != State::ReadingHead && state_ != State::ReadingBody) return;
-  deadline_hit_ = true;
+  interrupt_ = Interrupt::Deadline;
   beast::error_code ec;
   stream_.socket().cancel(ec);
 }
@@ -274,11 +281,11 @@ void Session::shed() {
   if (!counted_) release_shed_claim();
   if (state_ != State::ReadingHead) return;
   if (handshaking_) return close();
+  // The head's read is pending: its handler answers (see on_deadline).
   deadline_.cancel();
-  if (n_answered_ > 0 && buffer_.size() == 0) return close();  // idle keep-alive: no 408 (see on_head_bytes)
-  fail_transport(408, strprintf("the server reached its limit of %d connections and closed this one, which had not "
-                                "sent a complete request head; retry (the server's --max-connections)",
-                                shared_->options.http.max_connections));
+  interrupt_ = Interrupt::Shed;
+  beast::error_code ec;
+  stream_.socket().cancel(ec);
 }
 
 void Session::dispatch_request() {

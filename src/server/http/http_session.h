@@ -125,7 +125,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Reading a head or a body has a deadline of its own (not the stream's timeout, which would close the socket
   // before a 408 could be written).
   net::steady_timer deadline_;
-  bool deadline_hit_ = false;
+  enum class Interrupt { None, Deadline, Shed };
+  Interrupt interrupt_ = Interrupt::None;  // why the pending read was cancelled
   std::atomic<int64_t> head_wait_since_ns_{0};
   std::atomic<bool> shed_claimed_{false};
   bool shed_released_ = false;    // its claim no longer counts in SharedState::n_shedding
