@@ -12,12 +12,7 @@
 namespace kairo::tokenizer {
 namespace {
 
-// The real tokenizers of the vocab-vector suite (SentencePiece and BPE with several pre-tokenizers) and the demo
-// model's.
-const char* const kAll[] = {"vocab/ggml-vocab-llama-spm.gguf", "vocab/ggml-vocab-phi-3.gguf",
-                            "vocab/ggml-vocab-gpt-2.gguf",     "vocab/ggml-vocab-deepseek-llm.gguf",
-                            "vocab/ggml-vocab-falcon.gguf",    "vocab/ggml-vocab-starcoder.gguf",
-                            "vocab/ggml-vocab-refact.gguf",    "models/aidreams260K.gguf"};
+using testing::kRealTokenizers;
 
 const char* const kProse =
     "The lighthouse keeper climbed the stairs at dusk, counting each step as his father had, and lit the lamp "
@@ -60,7 +55,7 @@ void check_every_limit(const Tokenizer& tok, const std::string& text, bool add_b
 }
 
 TEST(BoundedEncode, TheVocabVectorsGiveEncodesTokensAtEveryLimit) {
-  for (const char* rel : kAll) {
+  for (const char* rel : kRealTokenizers) {
     if (std::string(rel).find("vocab/") != 0) continue;  // the demo model has no .inp/.out vectors
     SCOPED_TRACE(rel);
     const Tokenizer& tok = testing::shared_tokenizer(rel);
@@ -79,7 +74,7 @@ TEST(BoundedEncode, AdversarialTextsGiveEncodesTokensAtEveryLimit) {
                                "é",  "中",   "<s>",     "</s>",  "<|endoftext|>", "<|end|>", "'s",  "1234", ".",
                                "\xff", "😀", "Hello", " world", "<|assistant|>"};
   std::mt19937 rng(7);
-  for (const char* rel : kAll) {
+  for (const char* rel : kRealTokenizers) {
     SCOPED_TRACE(rel);
     const Tokenizer& tok = testing::shared_tokenizer(rel);
     for (int round = 0; round < 150; ++round) {
@@ -92,7 +87,7 @@ TEST(BoundedEncode, AdversarialTextsGiveEncodesTokensAtEveryLimit) {
 
 TEST(BoundedEncode, APromptFarPastTheLimitStopsBeforeReadingMostOfIt) {
   const std::string text = prose(8u << 20);
-  for (const char* rel : kAll) {
+  for (const char* rel : kRealTokenizers) {
     SCOPED_TRACE(rel);
     const Tokenizer& tok = testing::shared_tokenizer(rel);
     const Tokenizer::Bounded b = tok.encode_at_most(text, tok.add_bos_by_default(), true, 4096);
@@ -108,7 +103,7 @@ TEST(BoundedEncode, StopsAtAWordOnceTheCountPassesTheLimit) {
   // with several times the limit in tokens: encoding must stop inside it, at a word boundary, with the first of
   // encode()'s tokens.
   constexpr size_t kLimit = 2000;
-  for (const char* rel : kAll) {
+  for (const char* rel : kRealTokenizers) {
     SCOPED_TRACE(rel);
     const Tokenizer& tok = testing::shared_tokenizer(rel);
     const std::string text = prose(kLimit * longest_token_text(tok) / 2);

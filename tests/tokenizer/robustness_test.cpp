@@ -9,10 +9,7 @@
 namespace kairo::tokenizer {
 namespace {
 
-const char* const kAll[] = {"vocab/ggml-vocab-llama-spm.gguf", "vocab/ggml-vocab-phi-3.gguf",
-                            "vocab/ggml-vocab-gpt-2.gguf",     "vocab/ggml-vocab-deepseek-llm.gguf",
-                            "vocab/ggml-vocab-falcon.gguf",    "vocab/ggml-vocab-starcoder.gguf",
-                            "vocab/ggml-vocab-refact.gguf",    "models/aidreams260K.gguf"};
+using testing::kRealTokenizers;
 
 // decode(encode(text)) must give the text back, for vocabs that can spell every byte (GPT-2, and SentencePiece
 // with byte fallback); the others must at least not crash and stay in range.
@@ -32,7 +29,7 @@ bool lossless(const std::string& rel) {
 TEST(Robustness, RandomBytes) {
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (const char* rel : kAll) {
+  for (const char* rel : kRealTokenizers) {
     const Tokenizer& tok = testing::shared_tokenizer(rel);
     for (int round = 0; round < 30; ++round) {
       std::string text(static_cast<size_t>(round * 37 % 300), '\0');
@@ -45,7 +42,7 @@ TEST(Robustness, RandomBytes) {
 TEST(Robustness, InvalidUtf8Patterns) {
   const std::string cases[] = {"\xC3", "\xE2\x82", "\xF0\x9F\xA6", "\x80\x80\x80", "\xC0\xAF", "\xED\xA0\x80",
                                "\xF8\x88\x80\x80\x80", "abc\xFF", std::string("a\0b", 3), "\xEF\xBB\xBF" "bom"};
-  for (const char* rel : kAll) {
+  for (const char* rel : kRealTokenizers) {
     const Tokenizer& tok = testing::shared_tokenizer(rel);
     for (const std::string& c : cases) check(tok, c, lossless(rel), false);
   }

@@ -15,6 +15,13 @@
 
 namespace kairo::tokenizer::testing {
 
+// The real tokenizers of the vocab-vector suite (SentencePiece and BPE with several pre-tokenizers) and the demo
+// model's.
+inline constexpr const char* kRealTokenizers[] = {
+    "vocab/ggml-vocab-llama-spm.gguf", "vocab/ggml-vocab-phi-3.gguf",  "vocab/ggml-vocab-gpt-2.gguf",
+    "vocab/ggml-vocab-deepseek-llm.gguf", "vocab/ggml-vocab-falcon.gguf", "vocab/ggml-vocab-starcoder.gguf",
+    "vocab/ggml-vocab-refact.gguf",    "models/aidreams260K.gguf"};
+
 // A fixture by its path under ../shared, preferring the project's own copy (tests/data/<rel>, or <rel> in the
 // checkout, e.g. models/aidreams260K.gguf) so the suite runs on a fresh clone for whatever has been copied in.
 inline std::string shared_path(const std::string& rel) {

@@ -242,8 +242,7 @@ void Session::on_body(beast::error_code ec) {
     return fail_transport(408, strprintf("the request body did not arrive within %g s (the server's --body-timeout)",
                                          shared_->options.http.body_timeout_s));
   }
-  if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message &&
-      (ec == http::error::body_limit || is_http_parse_error(ec))) {
+  if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message && is_http_parse_error(ec)) {
     const auto& opts = shared_->options;
     const Refusal r = refusal_for_parse_error(ec, true, opts.max_body_bytes, opts.max_header_bytes, parser_->get());
     return fail_transport(r.status, r.message);
