@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/scheduler.h"
@@ -59,7 +60,8 @@ BENCHMARK(BM_ForkAndFree);
 
 // n_seqs requests (prompt 128 tokens, 256 generated) run to the end through the scheduler over a KV pool of n_blocks
 // usable blocks, as the engine drives it (schedule, complete, append the sampled token); items = scheduled tokens.
-void run_batch(benchmark::State& state, int n_seqs, int n_blocks) {
+// With n_tenants > 1 the requests belong to that many tenants in turn (the fair-sharing path).
+void run_batch(benchmark::State& state, int n_seqs, int n_blocks, int n_tenants = 1) {
   constexpr int kPrompt = 128, kGenerated = 256;
   int64_t n_tokens = 0, n_preemptions = 0;
   for (auto _ : state) {
@@ -72,6 +74,7 @@ void run_batch(benchmark::State& state, int n_seqs, int n_blocks) {
       seq->id = static_cast<uint64_t>(s + 1);
       for (int i = 0; i < kPrompt; ++i) seq->tokens.push_back(1000 * s + i);
       seq->n_prompt = kPrompt;
+      if (n_tenants > 1) seq->request.tenant = "tenant-" + std::to_string(s % n_tenants);
       sched.add(seq.get());
       seqs.push_back(std::move(seq));
     }
@@ -106,6 +109,12 @@ void BM_SchedulerPreempting(benchmark::State& state) {
   run_batch(state, n_seqs, n_seqs * (128 + 256) / kBlockSize / 2);
 }
 BENCHMARK(BM_SchedulerPreempting)->Arg(16)->Unit(benchmark::kMillisecond);
+
+// BM_SchedulerDecode's batch split between 4 tenants: what the fair-sharing bookkeeping costs per step.
+void BM_SchedulerDecodeFourTenants(benchmark::State& state) {
+  run_batch(state, static_cast<int>(state.range(0)), 4096, 4);
+}
+BENCHMARK(BM_SchedulerDecodeFourTenants)->Arg(16)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -42,6 +42,11 @@ struct Request {
   StopConditions stop;
   int priority = 0;          // lower value = served first (only when the engine runs with priority scheduling)
   std::string cache_salt;    // separates prefix-cache entries between tenants
+  // The tenant (the API key's name from --api-keys-file; empty = the anonymous tenant) and its weight. While several
+  // tenants have work, the scheduler shares each step's token budget and the free sequence seats between them in
+  // proportion to their weights (weighted fair queueing), so one tenant's burst cannot starve another.
+  std::string tenant;
+  double tenant_weight = 1.0;
   // n > 1: the id of an earlier request of this client with the same prompt and cache salt (choice 0). While that
   // request's prompt is still being computed, this one waits for it and then starts from a fork of its KV (every
   // block shared, the partial last block copied on the first write) and samples its own first token from the same

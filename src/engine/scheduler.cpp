@@ -1,6 +1,9 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <unordered_map>
 
 #include "core/check.h"
 
@@ -73,9 +76,13 @@ StepPlan Scheduler::schedule() {
   int n_long = 0;
 
   // 1. Running requests, oldest admission first; preempt from the newest end when blocks run out.
+  begin_fair_step(budget);
+  const bool fair = fair_.active();
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence* seq = running_[i];
     int n_new = chunk_size(*seq, budget, n_long);
+    // A prompt chunk stays within its tenant's share; a decode always gets its token.
+    if (fair && seq->n_uncomputed() > 1) n_new = std::min(n_new, fair_.tenant(seq->request.tenant).left());
     if (n_new <= 0) {
       ++i;
       continue;
@@ -96,7 +103,7 @@ StepPlan Scheduler::schedule() {
         n_draft = 0;
         continue;
       }
-      Sequence* victim = running_.back();
+      Sequence* victim = running_[pick_victim(i)];
       preempt(victim, plan);
       if (victim == seq) {
         self_preempted = true;
@@ -110,23 +117,125 @@ StepPlan Scheduler::schedule() {
     budget -= n_new;
     plan.n_tokens += n_new;
     if (n_new > config_.long_prefill_threshold) ++n_long;
+    if (fair) fair_.tenant(seq->request.tenant).used += n_new;
     ++i;
   }
 
   // 2. Waiting requests, unless this step had to preempt (then memory is too tight to admit more).
   if (plan.preempted.empty()) {
-    while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
-      Sequence* seq = waiting_.front();
-      if (!try_admit(seq, budget, n_long, plan)) break;
-      waiting_.pop_front();
-      const ScheduledChunk& c = plan.chunks.back();
-      budget -= c.n_new;
-      plan.n_tokens += c.n_new;
-      if (c.n_new > config_.long_prefill_threshold) ++n_long;
+    if (fair) {
+      admit_waiting_fairly(budget, n_long, plan);
+    } else {
+      admit_waiting_in_order(budget, n_long, plan);
+    }
+  }
+  if (fair) {
+    for (const ScheduledChunk& c : plan.chunks) {
+      fair_.charge(c.seq->request.tenant, fair_.tenant(c.seq->request.tenant).weight, c.n_new);
     }
   }
   kv_.check_accounting();  // O(1): every block is either free or referenced, after every step's allocations and frees
   return plan;
+}
+
+void Scheduler::admit_waiting_in_order(int& budget, int& n_long, StepPlan& plan) {
+  while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    Sequence* seq = waiting_.front();
+    if (!try_admit(seq, budget, n_long, plan)) break;
+    waiting_.pop_front();
+    const ScheduledChunk& c = plan.chunks.back();
+    budget -= c.n_new;
+    plan.n_tokens += c.n_new;
+    if (c.n_new > config_.long_prefill_threshold) ++n_long;
+  }
+}
+
+void Scheduler::admit_waiting_fairly(int& budget, int& n_long, StepPlan& plan) {
+  const int n_waiting_tenants = fair_.n_waiting_tenants();
+  std::vector<const std::string*> seen;
+  while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    // Each tenant's first waiting request (queue order within a tenant stays FCFS or priority order). A tenant below
+    // its seat share goes before one at or above it; then the least virtual time.
+    Sequence* pick = nullptr;
+    bool pick_under = false;
+    double pick_key = 0;
+    seen.clear();
+    for (Sequence* seq : waiting_) {
+      const std::string& name = seq->request.tenant;
+      if (std::any_of(seen.begin(), seen.end(), [&](const std::string* s) { return *s == name; })) continue;
+      seen.push_back(&name);
+      const FairShare::Tenant& t = fair_.tenant(name);
+      if (t.left() > 0) {
+        const bool under = t.running < t.seat_share;
+        const double key = fair_.finish_time(name);
+        if (!pick || (under && !pick_under) || (under == pick_under && key < pick_key)) {
+          pick = seq;
+          pick_under = under;
+          pick_key = key;
+        }
+      }
+      if (static_cast<int>(seen.size()) == n_waiting_tenants) break;
+    }
+    if (!pick) break;
+    FairShare::Tenant& t = fair_.tenant(pick->request.tenant);
+    if (!try_admit(pick, std::min(budget, t.left()), n_long, plan)) break;
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), pick));
+    const ScheduledChunk& c = plan.chunks.back();
+    budget -= c.n_new;
+    plan.n_tokens += c.n_new;
+    if (c.n_new > config_.long_prefill_threshold) ++n_long;
+    t.used += c.n_new;
+    ++t.running;
+  }
+}
+
+void Scheduler::begin_fair_step(int budget) {
+  // The common case, one tenant at work, costs one string compare per request and keeps the plain order.
+  const std::string* first = nullptr;
+  bool several = false;
+  auto note = [&](const Sequence* seq) {
+    if (!first) first = &seq->request.tenant;
+    several = several || *first != seq->request.tenant;
+  };
+  for (const Sequence* seq : running_) note(seq);
+  for (size_t i = 0; i < waiting_.size() && !several; ++i) note(waiting_[i]);
+  std::unordered_map<std::string, FairShare::Tenant> tenants;
+  if (several) {
+    auto entry = [&](const Sequence* seq) -> FairShare::Tenant& {
+      FairShare::Tenant& t = tenants[seq->request.tenant];
+      const double w = seq->request.tenant_weight;
+      t.weight = std::isfinite(w) && w > 0 ? w : 1.0;
+      return t;
+    };
+    for (const Sequence* seq : running_) {
+      FairShare::Tenant& t = entry(seq);
+      ++t.running;
+      t.demand += seq->n_uncomputed() == 1 ? 1 + static_cast<int>(seq->draft.size())
+                                           : std::min(seq->n_uncomputed(), budget);
+    }
+    for (const Sequence* seq : waiting_) {
+      FairShare::Tenant& t = entry(seq);
+      t.waiting = true;
+      t.demand += std::min(seq->n_uncomputed(), budget);
+    }
+    for (auto& [name, t] : tenants) t.demand = std::min(t.demand, budget);
+  }
+  fair_.begin_step(std::move(tenants), budget, config_.max_num_seqs, config_.fair_min_chunk);
+}
+
+size_t Scheduler::pick_victim(size_t i) const {
+  if (!fair_.active() || i + 1 >= running_.size()) return running_.size() - 1;
+  // The newest request of the tenant served most, among those after i.
+  size_t best = running_.size() - 1;
+  double best_key = fair_.finish_time(running_[best]->request.tenant);
+  for (size_t j = running_.size() - 1; j-- > i + 1;) {
+    const double key = fair_.finish_time(running_[j]->request.tenant);
+    if (key > best_key) {
+      best = j;
+      best_key = key;
+    }
+  }
+  return best;
 }
 
 bool Scheduler::try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan) {

@@ -4,6 +4,9 @@
 // waiting ones in FCFS (or priority) order, until the step's token budget or sequence cap is spent. Prompts longer
 // than the budget are chunked. When KV blocks run out, the most recently admitted running request is preempted
 // (its blocks freed, recomputed later from its tokens so far -- its output is kept, never lost or duplicated).
+// While requests of two or more tenants (Request::tenant) are queued or running, each step's budget, seats and
+// admission order are shared between them by weight (engine/fair_share.h), and the preempted request is the newest
+// of the tenant served most.
 //
 // Bookkeeping only: the scheduler moves token counts and block ids, never tensors. Its invariants (a request holds KV
 // exactly while admitted, and as many slots as it has computed; the pools' counts add up after every step) are
@@ -12,6 +15,7 @@
 #include <deque>
 #include <vector>
 
+#include "engine/fair_share.h"
 #include "engine/sequence.h"
 #include "kv/kv_cache_manager.h"
 
@@ -23,6 +27,9 @@ struct SchedulerConfig {
   int long_prefill_threshold = 256;  // a prompt chunk longer than this is a "long prefill"
   int max_long_prefills = 1;         // long prefills per step, so decodes keep flowing
   bool priority = false;             // order the waiting queue by Request::priority, then arrival
+  // With several tenants at work: the least a tenant's share of a step is cut to when another tenant's share is
+  // smaller (engine/fair_share.h). Smaller keeps the other tenant's steps shorter; larger wastes less of each step.
+  int fair_min_chunk = 16;
 };
 
 struct ScheduledChunk {
@@ -68,6 +75,12 @@ class Scheduler {
 
  private:
   void preempt(Sequence* seq, StepPlan& plan);
+  // Fills fair_ for this step: tenants at work, their weights, demands and running counts.
+  void begin_fair_step(int budget);
+  // Index in running_ of the request to preempt so running_[i] gets KV: never one before i (already scheduled).
+  size_t pick_victim(size_t i) const;
+  void admit_waiting_in_order(int& budget, int& n_long, StepPlan& plan);
+  void admit_waiting_fairly(int& budget, int& n_long, StepPlan& plan);
   bool try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan);
   int chunk_size(const Sequence& seq, int budget, int n_long) const;
   void enqueue_waiting(Sequence* seq, bool front);
@@ -78,6 +91,7 @@ class Scheduler {
   std::vector<Sequence*> running_;  // in admission order
   uint64_t next_admit_seq_ = 1;
   int64_t n_preemptions_ = 0;
+  FairShare fair_;
 };
 
 }  // namespace kairo::engine

@@ -23,7 +23,7 @@ bool send_all(int fd, const std::string& s) {
 }
 
 // Reads one HTTP request (headers + Content-Length body). Returns false on EOF/garbage.
-bool read_request(int fd, std::string& method, std::string& target, std::string& body) {
+bool read_request(int fd, std::string& method, std::string& target, std::string& body, std::string& authorization) {
   std::string data;
   char buf[4096];
   size_t header_end = std::string::npos;
@@ -41,6 +41,11 @@ bool read_request(int fd, std::string& method, std::string& target, std::string&
   for (char c : head) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const size_t cl = lower.find("content-length:");
   if (cl != std::string::npos) length = std::stoul(head.substr(cl + 15));
+  const size_t auth = lower.find("\r\nauthorization:");
+  if (auth != std::string::npos) {
+    const size_t from = head.find_first_not_of(' ', auth + 16);
+    authorization = head.substr(from, head.find("\r\n", from) - from);
+  }
   body = data.substr(header_end + 4);
   while (body.size() < length) {
     const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
@@ -98,9 +103,14 @@ std::vector<std::string> FakeOpenAiServer::targets() const {
   return targets_;
 }
 
+std::vector<std::string> FakeOpenAiServer::authorizations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return authorizations_;
+}
+
 void FakeOpenAiServer::serve(int fd) {
-  std::string method, target, body;
-  if (!read_request(fd, method, target, body)) {
+  std::string method, target, body, authorization;
+  if (!read_request(fd, method, target, body, authorization)) {
     ::close(fd);
     return;
   }
@@ -131,6 +141,7 @@ void FakeOpenAiServer::serve(int fd) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     bodies_.push_back(req);
+    authorizations_.push_back(authorization);
   }
   const int now = in_flight_.fetch_add(1) + 1;
   int seen = max_in_flight_.load();

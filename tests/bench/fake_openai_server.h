@@ -29,6 +29,7 @@ class FakeOpenAiServer {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::vector<nlohmann::json> bodies() const;    // completion request bodies, in arrival order
   std::vector<std::string> targets() const;      // request paths, in arrival order
+  std::vector<std::string> authorizations() const;  // each completion's Authorization header ("" when none)
   int max_in_flight() const { return max_in_flight_.load(); }
 
  private:
@@ -46,6 +47,7 @@ class FakeOpenAiServer {
   std::vector<std::thread> workers_;
   std::vector<nlohmann::json> bodies_;
   std::vector<std::string> targets_;
+  std::vector<std::string> authorizations_;
 };
 
 }  // namespace kairo::bench::testing

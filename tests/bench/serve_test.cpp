@@ -169,7 +169,7 @@ TEST(BenchServe, UnreachableServerSaysSo) {
 
 TEST(BenchServe, DiscoversTheModelName) {
   FakeOpenAiServer server(FakeServerOptions{});
-  auto name = discover_model(parse_url(server.url()).value(), 5);
+  auto name = discover_model(parse_url(server.url()).value(), "", 5);
   ASSERT_TRUE(name.ok()) << name.error().message;
   EXPECT_EQ(*name, "fake-model");
 }

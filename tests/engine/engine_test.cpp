@@ -159,6 +159,27 @@ TEST(Engine, PreemptionUnderATinyKvPoolKeepsOutputsIdentical) {
   EXPECT_EQ(s.kv_usage, 0.0);
 }
 
+TEST(Engine, ThreeTenantsSharingStepsUnderATinyKvPoolKeepOutputsIdentical) {
+  // Fair sharing (engine/fair_share.h) re-chunks prompts, reorders admission and picks other victims to preempt:
+  // none of it may change a temperature-0 output.
+  EngineConfig cfg;
+  cfg.n_kv_blocks = 40;
+  cfg.scheduler.max_num_batched_tokens = 64;
+  auto engine = make_engine(cfg);
+  Client client(*engine);
+  std::vector<Request> reqs = requests32();
+  const char* tenants[] = {"a", "b", "c"};
+  const double weights[] = {1.0, 4.0, 0.25};
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    reqs[i].tenant = tenants[i % 3];
+    reqs[i].tenant_weight = weights[i % 3];
+  }
+  expect_same_tokens(client.run(reqs), alone_outputs());
+  const EngineStats s = engine->stats();
+  EXPECT_GT(s.n_preemptions, 0);
+  EXPECT_EQ(s.kv_usage, 0.0);
+}
+
 TEST(Engine, SevenTokenPrefillChunksKeepOutputsIdentical) {
   EngineConfig cfg;
   cfg.scheduler.max_num_batched_tokens = 7;

@@ -10,6 +10,7 @@
 #include "bench/serve/report.h"
 #include "bench/serve/svg_plot.h"
 #include "bench/serve/sweep.h"
+#include "bench/serve/tenant_fairness.h"
 #include "bench_registry.h"
 #include "command_registry.h"
 #include "core/format.h"
@@ -28,6 +29,7 @@ struct ServeArgs {
   double slo_ttft_ms = 0, slo_tpot_ms = 0, timeout_s = 600, temperature = 0;
   uint64_t seed = 1;
   bool no_ignore_eos = false, progress = false, no_progress = false;
+  bs::BackgroundLoad background;  // used when background.api_key is set
 };
 
 Result<std::vector<double>> parse_list(const std::string& text, const char* flag) {
@@ -96,7 +98,7 @@ Result<bs::SweepOptions> make_options(const ServeArgs& a) {
   if (!a.model.empty()) {
     o.client.model = a.model;
   } else {
-    auto found = bs::discover_model(o.client.url, std::min(a.timeout_s, 10.0));
+    auto found = bs::discover_model(o.client.url, a.api_key, std::min(a.timeout_s, 10.0));
     o.client.model = found.ok() ? *found : "default";
   }
   return o;
@@ -119,12 +121,37 @@ nlohmann::json config_json(const ServeArgs& a, const bs::SweepOptions& o) {
           {"seed", a.seed}};
 }
 
+// --background-api-key: the foreground alone, then during another tenant's burst (bench/serve/tenant_fairness.h).
+int run_fairness(const ServeArgs& a, const bs::SweepOptions& options) {
+  auto result = bs::run_fairness(options, a.background);
+  if (!result.ok()) {
+    std::fprintf(stderr, "error: %s\n", result.error().message.c_str());
+    return 1;
+  }
+  std::printf("# kairo bench serve: %s, model %s, workload %s, against a second tenant's burst\n\n", a.url.c_str(),
+              options.client.model.c_str(), bs::workload_kind_name(options.workload.kind));
+  std::printf("%s", bs::fairness_markdown(*result, a.background).c_str());
+  int rc = 0;
+  if (!a.json_out.empty()) {
+    const auto j = bs::fairness_json(*result, a.background, config_json(a, options));
+    if (auto st = write_file(a.json_out, j.dump(2) + "\n"); !st.ok()) {
+      std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
+      rc = 1;
+    }
+  }
+  for (const auto& f : *result) {
+    if (f.alone.n_ok == 0 || f.shared.n_ok == 0) rc = 1;
+  }
+  return rc;
+}
+
 int run_serve(const ServeArgs& a) {
   auto options = make_options(a);
   if (!options.ok()) {
     std::fprintf(stderr, "error: %s\n", options.error().message.c_str());
     return 1;
   }
+  if (!a.background.api_key.empty()) return run_fairness(a, *options);
   auto result = bs::run_sweep(*options);
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n", result.error().message.c_str());
@@ -182,6 +209,17 @@ void setup(CLI::App& bench) {
   cmd->add_flag("--no-ignore-eos", a->no_ignore_eos, "Let the model stop early (default: exactly max_tokens)");
   cmd->add_option("--json-out", a->json_out, "Write the results as JSON to this file");
   cmd->add_option("--plot", a->plot, "Write an SVG plot of throughput vs p99 latency to this file");
+  cmd->add_option("--background-api-key", a->background.api_key,
+                  "Fairness run: each level alone, then during a burst sent under this second key");
+  cmd->add_option("--background-requests", a->background.n_requests, "Fairness run: requests in the burst")
+      ->capture_default_str();
+  cmd->add_option("--background-input-tokens", a->background.input_tokens, "Fairness run: burst prompt length")
+      ->capture_default_str();
+  cmd->add_option("--background-output-tokens", a->background.output_tokens, "Fairness run: burst max_tokens")
+      ->capture_default_str();
+  cmd->add_option("--background-lead-s", a->background.lead_s,
+                  "Fairness run: seconds the burst starts before the foreground")
+      ->capture_default_str();
   cmd->add_flag("--progress", a->progress, "Progress bar even when stderr is not a terminal");
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
   cmd->callback([a] { set_exit_code(run_serve(*a)); });

@@ -24,6 +24,8 @@ void draw_progress(const std::string& label, int done, int total, int64_t tokens
   std::fflush(stderr);
 }
 
+}  // namespace
+
 // One request, alone, with a short output: is the server there and does it stream?
 Status check_server(const SweepOptions& o) {
   WorkloadOptions w = o.workload;
@@ -39,8 +41,6 @@ Status check_server(const SweepOptions& o) {
                          o.client.url.port.c_str(), r.error.c_str(),
                          r.error.rfind("connect", 0) == 0 ? "; is the server running at --url?" : "")};
 }
-
-}  // namespace
 
 int requests_for_level(const SweepOptions& o, const LoadLevel& level) {
   if (o.n_requests > 0) return o.n_requests;
@@ -71,11 +71,12 @@ Result<SweepResult> run_sweep(const SweepOptions& o) {
   return result;
 }
 
-Result<std::string> discover_model(const Url& url, double timeout_s) {
+Result<std::string> discover_model(const Url& url, const std::string& api_key, double timeout_s) {
   net::io_context ioc(1);
   HttpExchange ex;
   ex.method = "GET";
   ex.target = endpoint_path(url, "models");
+  if (!api_key.empty()) ex.headers.push_back({"Authorization", "Bearer " + api_key});
   ex.timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   std::string body;
   HttpOutcome out;

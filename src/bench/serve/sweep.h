@@ -27,9 +27,13 @@ struct SweepResult {
 
 int requests_for_level(const SweepOptions& options, const LoadLevel& level);
 
+// One request, alone, with a short output: is the server there, does it take the key, and does it stream?
+Status check_server(const SweepOptions& options);
+
 Result<SweepResult> run_sweep(const SweepOptions& options);
 
-// The first model id of GET /v1/models, or an error (callers fall back to a name of their own).
-Result<std::string> discover_model(const Url& url, double timeout_s);
+// The first model id of GET /v1/models (sent with the API key, when there is one), or an error (callers fall back
+// to a name of their own).
+Result<std::string> discover_model(const Url& url, const std::string& api_key, double timeout_s);
 
 }  // namespace kairo::bench::serve

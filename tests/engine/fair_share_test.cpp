@@ -1,0 +1,130 @@
+// The weighted max-min fair split and the virtual clock of engine/fair_share.h, against their definitions.
+#include "engine/fair_share.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace kairo::engine {
+namespace {
+
+TEST(SplitFairly, EqualWeightsSplitEvenlyAndSmallDemandsAreMetInFull) {
+  EXPECT_EQ(split_fairly({100, 100}, {1, 1}, 16), (std::vector<int>{8, 8}));
+  // 6 is under the level of 8: met in full, the other gets the rest.
+  EXPECT_EQ(split_fairly({100, 6}, {1, 1}, 16), (std::vector<int>{10, 6}));
+  EXPECT_EQ(split_fairly({3, 6}, {1, 1}, 16), (std::vector<int>{3, 6}));  // less demand than budget: all of it
+  EXPECT_EQ(split_fairly({0, 50, 50}, {1, 1, 1}, 10), (std::vector<int>{0, 5, 5}));
+  EXPECT_EQ(split_fairly({50, 50}, {1, 1}, 0), (std::vector<int>{0, 0}));
+}
+
+TEST(SplitFairly, WeightsSetTheRatio) {
+  EXPECT_EQ(split_fairly({100, 100}, {1, 3}, 16), (std::vector<int>{4, 12}));
+  EXPECT_EQ(split_fairly({1000, 1000}, {4, 1}, 512), (std::vector<int>{410, 102}));
+  // The heavy tenant needs less than its share: the light one takes what is left.
+  EXPECT_EQ(split_fairly({100, 20}, {1, 4}, 64), (std::vector<int>{44, 20}));
+}
+
+TEST(SplitFairly, RandomCasesMeetTheDefinition) {
+  std::mt19937 rng(7);
+  for (int iter = 0; iter < 2000; ++iter) {
+    const int n = 1 + static_cast<int>(rng() % 6);
+    std::vector<int> d(n);
+    std::vector<double> w(n);
+    for (int i = 0; i < n; ++i) {
+      d[i] = static_cast<int>(rng() % 300);
+      w[i] = 0.25 * (1 + rng() % 16);
+    }
+    const int budget = static_cast<int>(rng() % 600);
+    const std::vector<int> out = split_fairly(d, w, budget);
+    ASSERT_EQ(out.size(), d.size());
+    const int sum = std::accumulate(out.begin(), out.end(), 0);
+    EXPECT_EQ(sum, std::min(budget, std::accumulate(d.begin(), d.end(), 0)));  // work-conserving, never over
+    for (int i = 0; i < n; ++i) {
+      EXPECT_GE(out[i], 0);
+      EXPECT_LE(out[i], d[i]);
+      if (out[i] >= d[i]) continue;
+      // i is short of its demand: nobody has a larger weighted share than i, up to one token of rounding.
+      for (int j = 0; j < n; ++j) {
+        EXPECT_LE(out[j] / w[j], out[i] / w[i] + 1.0 / w[j] + 1.0 / w[i] + 1e-9)
+            << "iter " << iter << " i " << i << " j " << j;
+      }
+    }
+  }
+}
+
+FairShare::Tenant at_work(double weight, int demand) {
+  FairShare::Tenant t;
+  t.weight = weight;
+  t.demand = demand;
+  t.waiting = true;
+  return t;
+}
+
+TEST(FairShare, OneTenantIsNotAFairStep) {
+  FairShare f;
+  f.begin_step({{"a", at_work(1, 50)}}, 16, 8, 16);
+  EXPECT_FALSE(f.active());
+}
+
+TEST(FairShare, AllowancesSeatsAndVirtualTimes) {
+  FairShare f;
+  f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(3, 100)}}, 16, 8, 16);
+  ASSERT_TRUE(f.active());
+  EXPECT_EQ(f.tenant("a").allowance, 4);
+  EXPECT_EQ(f.tenant("b").allowance, 12);
+  EXPECT_EQ(f.tenant("a").seat_share, 2);
+  EXPECT_EQ(f.tenant("b").seat_share, 6);
+  EXPECT_EQ(f.n_waiting_tenants(), 2);
+  f.tenant("b").used = 6;
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), 2.0);  // 6 tokens / weight 3
+  f.charge("a", 1, 4);
+  f.charge("b", 3, 12);
+  f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(3, 100)}}, 16, 8, 16);
+  EXPECT_DOUBLE_EQ(f.finish_time("a"), 4.0);
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), 4.0);
+}
+
+TEST(FairShare, AShareIsCappedAtTheWeightedLevelOfTheLargestOtherShare) {
+  FairShare f;
+  // b only decodes (1 token): a's prompt advances min_chunk tokens per step, not the remaining 511.
+  f.begin_step({{"a", at_work(1, 5000)}, {"b", at_work(1, 1)}}, 512, 64, 16);
+  EXPECT_EQ(f.tenant("a").allowance, 16);
+  EXPECT_EQ(f.tenant("b").allowance, 1);
+  // b's 55-token prompt: a gets as many, not the rest of the budget.
+  f.begin_step({{"a", at_work(1, 5000)}, {"b", at_work(1, 55)}}, 512, 64, 16);
+  EXPECT_EQ(f.tenant("a").allowance, 55);
+  EXPECT_EQ(f.tenant("b").allowance, 55);
+  // Weight 4 against b's 55 at weight 1: up to 220.
+  f.begin_step({{"a", at_work(4, 5000)}, {"b", at_work(1, 55)}}, 512, 64, 16);
+  EXPECT_EQ(f.tenant("a").allowance, 220);
+  // Both above the level: the plain weighted split, untouched by the cap.
+  f.begin_step({{"a", at_work(1, 5000)}, {"b", at_work(3, 5000)}}, 512, 64, 16);
+  EXPECT_EQ(f.tenant("a").allowance, 128);
+  EXPECT_EQ(f.tenant("b").allowance, 384);
+}
+
+TEST(FairShare, ANewcomerStartsAtTheClockAndIdlingBanksNoCredit) {
+  FairShare f;
+  f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}}, 16, 8, 16);
+  f.charge("a", 1, 100);
+  f.charge("b", 1, 40);
+  f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}, {"c", at_work(1, 100)}}, 16, 8, 16);
+  // c starts at the least virtual time of those at work (b's 40), not at 0.
+  EXPECT_DOUBLE_EQ(f.finish_time("c"), 40.0);
+  // b idles one step while a and c go on; back, it is lifted to the clock (c's 40 + 500 > its own 40).
+  f.charge("a", 1, 500);
+  f.charge("c", 1, 500);
+  f.begin_step({{"a", at_work(1, 100)}, {"c", at_work(1, 100)}}, 16, 8, 16);
+  f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}, {"c", at_work(1, 100)}}, 16, 8, 16);
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), 540.0);
+  // A period with one tenant ends the fair period: the next one starts everyone level.
+  f.begin_step({{"a", at_work(1, 100)}}, 16, 8, 16);
+  f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}}, 16, 8, 16);
+  EXPECT_DOUBLE_EQ(f.finish_time("a"), 0.0);
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), 0.0);
+}
+
+}  // namespace
+}  // namespace kairo::engine

@@ -1,0 +1,85 @@
+// The scheduler with several tenants (engine/fair_share.h): budget, seats, admission order and preemption shared
+// by weight, and the plain order kept while one tenant is at work.
+#include <gtest/gtest.h>
+
+#include "engine/scheduler.h"
+#include "scheduler_test_support.h"
+
+namespace kairo::engine {
+namespace {
+
+using SchedulerFairnessTest = SchedulerTest;
+
+TEST_F(SchedulerFairnessTest, OneNamedTenantGetsThePlainOrder) {
+  make(64, SchedulerConfig{16, 8, 100, 1, false});
+  for (RequestId id = 1; id <= 4; ++id) sched_->add(seq(id, 10, 0, "a"));
+  EXPECT_EQ(shape(step()), (Shape{{1, 10}, {2, 6}}));
+  EXPECT_EQ(shape(step()), (Shape{{1, 1}, {2, 4}, {3, 10}, {4, 1}}));
+}
+
+TEST_F(SchedulerFairnessTest, AShortPromptIsNotHeldBehindAnotherTenantsLongOne) {
+  make(64, SchedulerConfig{16, 8, 100, 1, false});
+  sched_->add(seq(1, 100, 0, "a"));
+  EXPECT_EQ(shape(step()), (Shape{{1, 16}}));
+  sched_->add(seq(2, 6, 0, "b"));
+  // Equal weights: b needs 6, under its half of 16, and gets it all now; a's chunk takes the other 10.
+  EXPECT_EQ(shape(step()), (Shape{{1, 10}, {2, 6}}));
+  // b decodes; a takes everything else.
+  EXPECT_EQ(shape(step()), (Shape{{1, 15}, {2, 1}}));
+}
+
+TEST_F(SchedulerFairnessTest, AnotherTenantsQueueIsNotServedFirst) {
+  make(64, SchedulerConfig{16, 8, 100, 1, false});
+  for (RequestId id = 1; id <= 10; ++id) sched_->add(seq(id, 8, 0, "a"));
+  sched_->add(seq(11, 4, 0, "b"));
+  sched_->add(seq(12, 4, 0, "b"));
+  // FCFS would give the step to requests 1 and 2; fairly, a and b get 8 tokens each.
+  EXPECT_EQ(shape(step()), (Shape{{1, 8}, {11, 4}, {12, 4}}));
+}
+
+TEST_F(SchedulerFairnessTest, WeightsSetEachTenantsShareOfTheBudget) {
+  make(64, SchedulerConfig{16, 8, 100, 1, false});
+  sched_->add(seq(1, 100, 0, "a", 1.0));
+  sched_->add(seq(2, 100, 0, "b", 3.0));
+  EXPECT_EQ(shape(step()), (Shape{{1, 4}, {2, 12}}));
+  EXPECT_EQ(shape(step()), (Shape{{1, 4}, {2, 12}}));
+}
+
+TEST_F(SchedulerFairnessTest, SeatsAreSharedWhileBothTenantsWait) {
+  make(64, SchedulerConfig{100, 4, 100, 1, false});
+  for (RequestId id = 1; id <= 6; ++id) sched_->add(seq(id, 2, 0, "a"));
+  for (RequestId id = 7; id <= 12; ++id) sched_->add(seq(id, 2, 0, "b"));
+  // Two seats each, alternating by virtual time; FCFS would seat requests 1-4 of a.
+  EXPECT_EQ(shape(step()), (Shape{{1, 2}, {7, 2}, {2, 2}, {8, 2}}));
+}
+
+TEST_F(SchedulerFairnessTest, ATenantAloneInTheQueueTakesTheFreeSeats) {
+  make(64, SchedulerConfig{100, 4, 100, 1, false});
+  sched_->add(seq(1, 2, 0, "b"));
+  for (RequestId id = 2; id <= 6; ++id) sched_->add(seq(id, 2, 0, "a"));
+  // b has nothing more waiting: a is over its seat share of 2, and still fills the seats (work-conserving).
+  EXPECT_EQ(shape(step()), (Shape{{1, 2}, {2, 2}, {3, 2}, {4, 2}}));
+}
+
+TEST_F(SchedulerFairnessTest, PreemptionTakesTheNewestRequestOfTheTenantServedMost) {
+  // 4 usable blocks of 4 slots. a's two prompts are admitted alone; then b's one-token prompt; then a's first request
+  // needs a third block with none free.
+  auto run = [&](const std::string& tenant_b) {
+    seqs_.clear();
+    make(5, SchedulerConfig{64, 8, 100, 1, false});
+    Sequence* a1 = seq(1, 7, 0, "a");
+    Sequence* a2 = seq(2, 7, 0, "a");
+    sched_->add(a1);
+    sched_->add(a2);
+    step();  // a1, a2: 7 tokens each (2 blocks each), one sampled
+    sched_->add(seq(3, 1, 0, tenant_b));
+    step();  // a1, a2 decode (slot 7), b1 admitted
+    StepPlan p = step();
+    return p.preempted.empty() ? RequestId{0} : p.preempted.front()->id;
+  };
+  EXPECT_EQ(run("a"), RequestId{3});  // one tenant: the most recently admitted
+  EXPECT_EQ(run("b"), RequestId{2});  // a was served more: its newest request, not b's
+}
+
+}  // namespace
+}  // namespace kairo::engine
