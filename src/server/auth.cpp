@@ -15,6 +15,16 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// The key after "Bearer ", or nullopt when the header is not a bearer credential.
+std::optional<std::string> bearer_key(const std::string& authorization_header) {
+  static const std::string kBearer = "Bearer ";
+  if (authorization_header.size() <= kBearer.size() ||
+      authorization_header.compare(0, kBearer.size(), kBearer) != 0) {
+    return std::nullopt;
+  }
+  return trim(authorization_header.substr(kBearer.size()));
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> load_api_key_file(const std::string& path) {
@@ -48,15 +58,73 @@ bool constant_time_equals(const std::string& a, const std::string& b) {
 
 bool authorized(const std::vector<std::string>& keys, const std::string& authorization_header) {
   if (keys.empty()) return true;
-  static const std::string kBearer = "Bearer ";
-  if (authorization_header.size() <= kBearer.size() ||
-      authorization_header.compare(0, kBearer.size(), kBearer) != 0) {
-    return false;
-  }
-  const std::string presented = trim(authorization_header.substr(kBearer.size()));
+  const std::optional<std::string> bearer = bearer_key(authorization_header);
+  if (!bearer) return false;
+  const std::string& presented = *bearer;
   bool ok = false;
   for (const auto& key : keys) ok |= constant_time_equals(presented, key);  // no early exit: every key is compared
   return ok;
+}
+
+const std::string& Caller::name() const {
+  static const std::string kAnonymous;
+  return tenant ? tenant->name : kAnonymous;
+}
+
+KeyRing::KeyRing(std::vector<std::string> plain_keys)
+    : plain_keys_(std::move(plain_keys)),
+      tenants_(std::make_shared<const std::vector<std::shared_ptr<const Tenant>>>()) {}
+
+Status KeyRing::set_tenants(std::vector<Tenant> tenants) {
+  auto next = std::make_shared<std::vector<std::shared_ptr<const Tenant>>>();
+  for (auto& t : tenants) {
+    for (const auto& plain : plain_keys_) {
+      if (t.key == plain) {
+        return Error{strprintf("the key of %s is also given with --api-key or --api-key-file; a key belongs to one "
+                               "tenant",
+                               quote_for_error(t.name).c_str())};
+      }
+    }
+    next->push_back(std::make_shared<const Tenant>(std::move(t)));
+  }
+  std::lock_guard lock(mutex_);
+  tenants_ = std::move(next);
+  return Status::success();
+}
+
+std::vector<std::shared_ptr<const Tenant>> KeyRing::tenants() const {
+  std::lock_guard lock(mutex_);
+  return *tenants_;
+}
+
+size_t KeyRing::n_tenants() const {
+  std::lock_guard lock(mutex_);
+  return tenants_->size();
+}
+
+std::optional<Caller> KeyRing::authenticate(const std::string& authorization_header) const {
+  std::shared_ptr<const std::vector<std::shared_ptr<const Tenant>>> tenants;
+  {
+    std::lock_guard lock(mutex_);
+    tenants = tenants_;
+  }
+  if (plain_keys_.empty() && tenants->empty()) return Caller{};
+  const std::optional<std::string> bearer = bearer_key(authorization_header);
+  if (!bearer) return std::nullopt;
+  // No early exit and no data-dependent branch: every key is compared in full and the match is selected by masks.
+  // Keys are unique (parse_tenants, set_tenants), so at most one matches.
+  size_t match = 0;  // 0 = none, 1 = a plain key, 2 + i = tenant i
+  for (const auto& key : plain_keys_) {
+    const size_t mask = static_cast<size_t>(0) - static_cast<size_t>(constant_time_equals(*bearer, key));
+    match = (match & ~mask) | (size_t{1} & mask);
+  }
+  for (size_t i = 0; i < tenants->size(); ++i) {
+    const size_t mask = static_cast<size_t>(0) - static_cast<size_t>(constant_time_equals(*bearer, (*tenants)[i]->key));
+    match = (match & ~mask) | ((i + 2) & mask);
+  }
+  if (match == 0) return std::nullopt;
+  if (match == 1) return Caller{};
+  return Caller{(*tenants)[match - 2]};
 }
 
 }  // namespace kairo::server

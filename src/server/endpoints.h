@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/api_error.h"
+#include "server/auth.h"
 #include "server/exchange.h"
 #include "server/http/http_types.h"
 #include "server/openai/request_types.h"
@@ -13,15 +14,22 @@
 
 namespace kairo::server {
 
+// The caller's tenant limits apply (tenant_usage.h); its name and weight go to the engine requests.
 void handle_completions(const std::shared_ptr<ServerContext>& ctx, const Backend& backend, const HttpRequest& req,
-                        std::shared_ptr<Exchange> exchange);
+                        const Caller& caller, std::shared_ptr<Exchange> exchange);
 void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx, const Backend& backend,
-                             const HttpRequest& req, std::shared_ptr<Exchange> exchange);
+                             const HttpRequest& req, const Caller& caller, std::shared_ptr<Exchange> exchange);
 void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
 void handle_detokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
 
 // 404 when `model` is set and is not a name this server serves.
 std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model);
+
+// The served model's names: its id, then its aliases.
+std::vector<std::string> served_names(const ModelInfo& model);
+
+// 403 when the caller's key may not use `model` (the tenant's "models"); counts the refusal for /metrics.
+std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const Caller& caller, const std::string& model);
 
 // The chat prompt's token ids: the template rendered, then tokenized with special tokens parsed and a BOS added when
 // the model wants one and the template did not write it. Tokenizing may stop once there are more than max_tokens

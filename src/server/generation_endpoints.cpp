@@ -77,7 +77,7 @@ engine::Request make_engine_request(const GenerationParams& p, std::vector<int32
 }
 
 // Shared tail of both endpoints: context check per prompt, n engine requests per prompt, the job.
-void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
+void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend, const Caller& caller,
                        std::shared_ptr<Exchange> exchange, const GenerationParams& params,
                        std::vector<PromptTokens> prompts, ApiKind kind, bool reasoning_opened = false,
                        ToolCallOptions tool_calls = {}) {
@@ -102,6 +102,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   }
   std::vector<engine::Request> requests;
   requests.reserve(prompts.size() * params.n);
+  int64_t n_prompt_tokens = 0;  // each prompt once, as usage counts them (its n choices share one prefill)
   for (auto& [prompt, past_context] : prompts) {
     const int n_prompt = static_cast<int>(prompt.size());
     int max_tokens = params.max_tokens.value_or(0);
@@ -115,11 +116,19 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
     if (auto e = check_context(context_length, n_prompt, max_tokens, kind == ApiKind::Chat, past_context)) {
       return exchange->send_error(*e);
     }
+    n_prompt_tokens += n_prompt;
     for (int i = 0; i < params.n; ++i) {
       requests.push_back(make_engine_request(params, prompt, max_tokens, i));
       requests.back().grammar = grammar;
       requests.back().grammar_after_thinking = thinking;
+      requests.back().tenant = caller.name();
+      requests.back().tenant_weight = caller.weight();
     }
+  }
+  // The tenant's limits last: a request refused for another reason takes no seat and no tokens.
+  auto admitted = ctx.tenant_usage.admit(caller.tenant, n_prompt_tokens);
+  if (const auto* refusal = std::get_if<TenantRefusal>(&admitted)) {
+    return exchange->send_error(tenant_refusal_error(*refusal, ctx.config.retry_after_s));
   }
   GenerationOptions options;
   options.meta.kind = kind;
@@ -133,6 +142,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   options.split_reasoning = split_reasoning;
   options.reasoning_opened = reasoning_opened;
   options.tool_calls = std::move(tool_calls);
+  options.tenant = std::move(std::get<TenantLease>(admitted));
   GenerationJob::start(ctx_ptr, backend, std::move(exchange), std::move(options), std::move(requests));
 }
 
@@ -147,6 +157,31 @@ std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::st
                                         quote_for_error(model, 64).c_str(), quote_for_error(ctx.model.id).c_str()),
                          "model_not_found");
   e.type = "invalid_request_error";
+  e.param = "model";
+  return e;
+}
+
+std::vector<std::string> served_names(const ModelInfo& model) {
+  std::vector<std::string> names = {model.id};
+  names.insert(names.end(), model.aliases.begin(), model.aliases.end());
+  return names;
+}
+
+std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const Caller& caller, const std::string& model) {
+  if (!caller.tenant) return std::nullopt;
+  const Tenant& t = *caller.tenant;
+  if (may_use_model(t, model, served_names(ctx.model))) return std::nullopt;
+  ctx.tenant_usage.count_refusal(t.name, TenantLimit::Model);
+  // In single quotes, as the key's name; escaped like every client string in an error.
+  auto quoted = [](const std::string& s) {
+    const std::string q = quote_for_error(s, 64);
+    return "'" + q.substr(1, q.size() - 2) + "'";
+  };
+  std::string allowed;
+  for (const auto& name : t.models) allowed += (allowed.empty() ? "" : ", ") + quoted(name);
+  ApiError e = api_error(403, strprintf("key '%s' may not use model %s; it may use: %s", t.name.c_str(),
+                                        quoted(model.empty() ? ctx.model.id : model).c_str(), allowed.c_str()),
+                         "model_not_allowed");
   e.param = "model";
   return e;
 }
@@ -216,13 +251,14 @@ ApiResult<ChatPrompt> chat_prompt_tokens(const Backend& backend, const ChatReque
 }
 
 void handle_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
-                        const HttpRequest& req, std::shared_ptr<Exchange> exchange) {
+                        const HttpRequest& req, const Caller& caller, std::shared_ptr<Exchange> exchange) {
   const ServerContext& ctx = *ctx_ptr;
   auto body = parse_json_body(req.body, ctx.config.limits.max_json_depth);
   if (!body.ok()) return exchange->send_error(body.error());
   auto parsed = parse_completion_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
   if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
+  if (auto e = check_tenant_model(ctx, caller, parsed->params.model)) return exchange->send_error(*e);
 
   const tokenizer::Tokenizer& tok = *backend.tokenizer;
   std::vector<PromptTokens> prompts;
@@ -233,17 +269,19 @@ void handle_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Bac
       prompts.push_back(PromptTokens{std::move(p.tokens)});
     }
   }
-  submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Completion);
+  submit_generation(ctx_ptr, backend, caller, std::move(exchange), parsed->params, std::move(prompts),
+                    ApiKind::Completion);
 }
 
 void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend,
-                             const HttpRequest& req, std::shared_ptr<Exchange> exchange) {
+                             const HttpRequest& req, const Caller& caller, std::shared_ptr<Exchange> exchange) {
   const ServerContext& ctx = *ctx_ptr;
   auto body = parse_json_body(req.body, ctx.config.limits.max_json_depth);
   if (!body.ok()) return exchange->send_error(body.error());
   auto parsed = parse_chat_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
   if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
+  if (auto e = check_tenant_model(ctx, caller, parsed->params.model)) return exchange->send_error(*e);
   // Tokenized up to the context length only (see PromptTokens); submit_generation refuses a longer one.
   auto prompt =
       chat_prompt_tokens(backend, *parsed, static_cast<size_t>(std::max(backend.engine->context_length(), 0)));
@@ -273,7 +311,7 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
   }
   std::vector<PromptTokens> prompts;
   prompts.push_back(PromptTokens{std::move(prompt->tokens), prompt->past_limit});
-  submit_generation(ctx_ptr, backend, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat,
+  submit_generation(ctx_ptr, backend, caller, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat,
                     prompt->opens_thinking,
                     with_tools ? ToolCallOptions{format, std::make_shared<const nlohmann::ordered_json>(parsed->tools)}
                                : ToolCallOptions{});

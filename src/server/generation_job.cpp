@@ -59,6 +59,7 @@ void GenerationJob::start(std::shared_ptr<ServerContext> ctx, const Backend& bac
     auto submitted = backend.engine->submit(std::move(requests[i]), std::move(callback));
     if (auto* rejection = std::get_if<engine::SubmitRejection>(&submitted)) {
       job->rejected_ = true;
+      job->options_.tenant.refund();  // the tokens of a request the engine would not take
       job->abort_unfinished();
       exchange->send_error(from_submit_rejection(*rejection, ctx->config.retry_after_s));
       if (job->n_submitted_ == 0) job->complete();
@@ -68,6 +69,7 @@ void GenerationJob::start(std::shared_ptr<ServerContext> ctx, const Backend& bac
     job->choices_[i].submitted = true;
     ++job->n_submitted_;
   }
+  job->options_.tenant.confirm();
   if (job->options_.stream) {
     exchange->begin_stream(200, "text/event-stream",
                            {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}});
@@ -180,6 +182,7 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
   }
   c.n_prompt = out.n_prompt_tokens;
   c.n_cached = out.n_cached_prompt_tokens;
+  options_.tenant.charge_generated(out.n_generated_tokens - c.n_generated);
   c.n_generated = out.n_generated_tokens;
 
   const bool normal_finish = out.finished && out.finish_reason != engine::FinishReason::Abort;
@@ -235,6 +238,8 @@ void GenerationJob::complete() {
   if (completed_) return;
   completed_ = true;
   ctx_->inflight.remove(inflight_id_);
+  // Before the response goes out, so a client that saw it end may send the next request at once.
+  options_.tenant.release();
   const Usage u = usage();
   exchange_->set_tokens(u.prompt_tokens, u.completion_tokens);
   if (rejected_ || client_gone_ || !exchange_->connected()) return;

@@ -15,6 +15,7 @@
 #include "server/reasoning_splitter.h"
 #include "server/tool_call_parser.h"
 #include "server/server_context.h"
+#include "server/tenant_usage.h"
 
 namespace kairo::server {
 
@@ -35,6 +36,9 @@ struct GenerationOptions {
   // Chat with tools: calls in this format are parsed out of the content (None: not parsed), read against the
   // request's tools.
   ToolCallOptions tool_calls;
+  // The tenant's seat and token charges (empty for the anonymous tenant): released when the job completes, or when
+  // it is destroyed without completing, exactly once either way.
+  TenantLease tenant;
 };
 
 class GenerationJob : public std::enable_shared_from_this<GenerationJob> {

@@ -186,4 +186,38 @@ std::string ServerMetrics::render(const engine::EngineStats& stats, double devic
   return out;
 }
 
+std::string ServerMetrics::render_tenants(const std::vector<TenantCounters>& tenants) const {
+  if (tenants.empty()) return "";
+  std::string out;
+  auto family = [&](const char* name, const char* type, const char* help, auto value_of) {
+    out += strprintf("# HELP kairo:%s %s\n# TYPE kairo:%s %s\n", name, help, name, type);
+    for (const auto& t : tenants) {
+      out += strprintf("kairo:%s{%s,tenant=\"%s\"} %s\n", name, labels_.c_str(), escape_label(t.name).c_str(),
+                       num(static_cast<double>(value_of(t))).c_str());
+    }
+  };
+  family("tenant_requests_total", "counter", "Generation requests admitted, by API key name.",
+         [](const TenantCounters& t) { return t.n_requests; });
+  {
+    const char* name = "kairo:tenant_requests_rejected_total";
+    out += strprintf("# HELP %s Requests refused by a key's limit (429 or 403), by API key name and limit.\n"
+                     "# TYPE %s counter\n",
+                     name, name);
+    for (const auto& t : tenants) {
+      for (size_t i = 0; i < kNumTenantLimits; ++i) {
+        out += strprintf("%s{%s,tenant=\"%s\",limit=\"%s\"} %s\n", name, labels_.c_str(),
+                         escape_label(t.name).c_str(), tenant_limit_label(static_cast<TenantLimit>(i)),
+                         num(static_cast<double>(t.n_rejected[i])).c_str());
+      }
+    }
+  }
+  family("tenant_prompt_tokens_total", "counter", "Prompt tokens of admitted requests, by API key name.",
+         [](const TenantCounters& t) { return t.n_prompt_tokens; });
+  family("tenant_generation_tokens_total", "counter", "Generated tokens, by API key name.",
+         [](const TenantCounters& t) { return t.n_generation_tokens; });
+  family("tenant_requests_in_flight", "gauge", "Generation requests in flight, by API key name.",
+         [](const TenantCounters& t) { return t.n_in_flight; });
+  return out;
+}
+
 }  // namespace kairo::server

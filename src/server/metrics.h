@@ -12,6 +12,7 @@
 
 #include "engine/engine_client.h"
 #include "engine/request.h"
+#include "server/tenant_usage.h"
 
 namespace kairo::server {
 
@@ -50,6 +51,9 @@ class ServerMetrics {
 
   // The exposition text (format 0.0.4). device_bandwidth_gbps > 0 adds the utilisation gauge.
   std::string render(const engine::EngineStats& stats, double device_bandwidth_gbps) const;
+  // The per-tenant series (kairo's own, so always under "kairo:"), labelled tenant="<the key's name>", never the
+  // key: requests admitted, refusals by limit, prompt and generation tokens, requests in flight. "" for none.
+  std::string render_tenants(const std::vector<TenantCounters>& tenants) const;
 
   int64_t prompt_tokens_total() const { return prompt_tokens_.load(); }
   int64_t generation_tokens_total() const { return generation_tokens_.load(); }

@@ -105,7 +105,8 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
       return exchange->send_json(503, render_health("device_failed", failure));
     return exchange->send_json(200, render_health("ok"));
   }
-  if (!authorized(ctx_.config.api_keys, req.header("authorization"))) {
+  const std::optional<Caller> caller = ctx_.keys.authenticate(req.header("authorization"));
+  if (!caller) {
     ApiError e = api_error(401, "missing or invalid API key: send the header 'Authorization: Bearer <key>'",
                            "invalid_api_key");
     e.headers.emplace_back("WWW-Authenticate", "Bearer");
@@ -115,7 +116,8 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     HttpResponse resp;
     resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
     resp.body = ctx_.metrics.render(backend ? backend->engine->stats() : engine::EngineStats{},
-                                    ctx_.model.device_bandwidth_gbps);
+                                    ctx_.model.device_bandwidth_gbps) +
+                ctx_.metrics.render_tenants(ctx_.tenant_usage.snapshot());
     return exchange->send(std::move(resp));
   }
   if (!backend) {
@@ -129,15 +131,19 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
                                           "shutting_down"));
   }
   switch (m.route) {
-    case Route::Models:
-      return exchange->send_json(200, render_models(ctx_.model, backend->engine->context_length()));
+    case Route::Models: {
+      // A key lists only what it may use.
+      const bool listed = !caller->tenant || may_use_model(*caller->tenant, "", served_names(ctx_.model));
+      return exchange->send_json(200, render_models(ctx_.model, backend->engine->context_length(), listed));
+    }
     case Route::Model: {
       const std::string id = req.path.substr(11);
       if (auto e = check_model_name(ctx_, id)) return exchange->send_error(*e);
+      if (auto e = check_tenant_model(ctx_, *caller, id)) return exchange->send_error(*e);
       return exchange->send_json(200, render_model(ctx_.model, id, backend->engine->context_length()));
     }
-    case Route::Completions: return handle_completions(ctx_ptr_, *backend, req, exchange);
-    case Route::ChatCompletions: return handle_chat_completions(ctx_ptr_, *backend, req, exchange);
+    case Route::Completions: return handle_completions(ctx_ptr_, *backend, req, *caller, exchange);
+    case Route::ChatCompletions: return handle_chat_completions(ctx_ptr_, *backend, req, *caller, exchange);
     case Route::Tokenize: return handle_tokenize(ctx_, *backend, req, *exchange);
     case Route::Detokenize: return handle_detokenize(ctx_, *backend, req, *exchange);
     default: break;

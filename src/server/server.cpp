@@ -25,10 +25,19 @@ namespace {
 int g_signal_pipe[2] = {-1, -1};
 std::atomic<int> g_signal_count{0};
 
+// What a byte in the pipe asks for: 0 = stop() was called, 1 = SIGINT/SIGTERM, 2 = SIGHUP (reload the keys).
+constexpr char kReloadByte = 2;
+
 void on_signal(int) {
   if (g_signal_count.fetch_add(1) >= 1) _exit(130);  // a second Ctrl-C: stop waiting for the drain
   const char byte = 1;
   [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &byte, 1);
+}
+
+void on_hangup(int) {
+  const int saved_errno = errno;
+  [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &kReloadByte, 1);
+  errno = saved_errno;
 }
 
 }  // namespace
@@ -50,8 +59,24 @@ Server::Server(ServerConfig config, ModelInfo model) : impl_(std::make_unique<Im
 
 Server::~Server() { stop(); }
 
+Result<size_t> Server::reload_api_keys() {
+  ServerContext& ctx = impl_->ctx;
+  const std::string& path = ctx.config.api_keys_file;
+  if (path.empty()) return Error{"there is no keys file to reload (--api-keys-file)"};
+  KAIRO_TRY_ASSIGN(std::vector<Tenant> tenants, load_tenants_file(path));
+  std::vector<std::string> names;
+  for (const auto& t : tenants) names.push_back(t.name);
+  KAIRO_TRY_STATUS(ctx.keys.set_tenants(std::move(tenants)));
+  ctx.tenant_usage.track(names);
+  return names.size();
+}
+
 Status Server::start() {
   const ServerConfig& c = impl_->ctx.config;
+  if (!c.api_keys_file.empty()) {
+    auto n_keys = reload_api_keys();
+    if (!n_keys.ok()) return n_keys.error();
+  }
   HttpServerOptions options;
   options.http = c.http;
   options.max_body_bytes = c.limits.max_body_bytes;
@@ -109,9 +134,30 @@ bool Server::run_until_signal(const std::function<void()>& on_ready) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  const bool reloads = !impl_->ctx.config.api_keys_file.empty();
+  if (reloads) {
+    struct sigaction hup = {};
+    hup.sa_handler = on_hangup;
+    sigemptyset(&hup.sa_mask);
+    hup.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &hup, nullptr);
+  }
   if (on_ready) on_ready();
-  char byte = 0;
-  while (read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+  for (;;) {
+    char byte = 0;
+    const ssize_t n = read(g_signal_pipe[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1 || byte != kReloadByte) break;
+    // Here, not in the handler: reading and parsing a file is not async-signal-safe.
+    const std::string& path = impl_->ctx.config.api_keys_file;
+    if (auto n_keys = reload_api_keys(); n_keys.ok()) {
+      std::fprintf(stderr, "kairo serve: SIGHUP: reloaded %zu API key%s from %s\n", *n_keys, *n_keys == 1 ? "" : "s",
+                   path.c_str());
+    } else {
+      const size_t n_kept = impl_->ctx.keys.n_tenants();
+      std::fprintf(stderr, "kairo serve: SIGHUP: error: %s; keeping the %zu API key%s in use\n",
+                   n_keys.error().message.c_str(), n_kept, n_kept == 1 ? "" : "s");
+    }
   }
   if (g_signal_count.load() > 0) {
     std::fprintf(stderr, "kairo serve: shutting down (finishing in-flight requests for up to %.0f s)\n",
@@ -120,6 +166,7 @@ bool Server::run_until_signal(const std::function<void()>& on_ready) {
   const bool drained = stop();
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  if (reloads) signal(SIGHUP, SIG_DFL);
   std::lock_guard lock(impl_->stop_mutex);
   close(g_signal_pipe[0]);
   close(g_signal_pipe[1]);

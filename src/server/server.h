@@ -5,7 +5,8 @@
 //   KAIRO_TRY_STATUS(server.start());          // listening; /health answers 503 "loading"
 //   ... load the model, build the engine ...
 //   server.attach(engine, tokenizer, chat_template);   // /health turns 200; requests are served
-//   server.run_until_signal();                 // SIGINT/SIGTERM: graceful stop, then returns
+//   server.run_until_signal();                 // SIGINT/SIGTERM: graceful stop, then returns; SIGHUP: reload the
+//                                              // keys file (config.api_keys_file)
 //
 // Tests use port 0 and port() to learn the ephemeral port, and stop() instead of a signal.
 #include <functional>
@@ -27,8 +28,13 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds the address and starts the HTTP threads. Errors say which address and why.
+  // Reads config.api_keys_file (when set), binds the address and starts the HTTP threads. Errors say which file or
+  // address and why.
   Status start();
+  // Reads config.api_keys_file again and swaps in its keys at once; returns their number. On an error the keys in
+  // use stay. Requests in flight keep the tenant they were admitted with; usage (in flight, token buckets, counters)
+  // is kept by name, so a reload cannot reset a limit. SIGHUP calls this during run_until_signal().
+  Result<size_t> reload_api_keys();
   // Makes the server ready. The engine and tokenizer must outlive the server. chat_template empty: ChatML.
   void attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template = {},
               ChatTemplateTraits traits = {});
@@ -36,6 +42,7 @@ class Server {
 
   // Blocks until SIGINT or SIGTERM (or stop() from another thread), then stops gracefully. Returns stop()'s value.
   // on_ready runs once SIGINT/SIGTERM are handled (announce readiness there: a signal sent after it always drains).
+  // With config.api_keys_file, SIGHUP reloads it meanwhile (reload_api_keys), logging the outcome on stderr.
   bool run_until_signal(const std::function<void()>& on_ready = {});
   // Graceful stop: no new connections or generations; in-flight requests may finish within
   // config.shutdown_timeout_s, then are cancelled (their clients get 503 / an error event). True when everything

@@ -41,7 +41,10 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8080;                     // 0 = any free port (tests); Server::port() tells which
   int n_http_threads = 0;              // 0 = min(4, hardware threads)
-  std::vector<std::string> api_keys;   // empty = no authentication
+  std::vector<std::string> api_keys;   // --api-key / --api-key-file: keys of the anonymous tenant (no limits)
+  // --api-keys-file: named keys with limits (tenants.h), read by Server::start and again on SIGHUP. With neither
+  // this nor api_keys, no authentication.
+  std::string api_keys_file;
   std::string cors_origin;             // empty = no CORS headers; "*" or an origin
   std::string ssl_certfile;            // --ssl-certfile / --ssl-keyfile: PEM files; both set = HTTPS only (TLS >= 1.2)
   std::string ssl_keyfile;

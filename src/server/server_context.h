@@ -1,6 +1,6 @@
 #pragma once
 // State the routes and generation jobs share: configuration, the attached engine (absent while the model loads),
-// metrics, and the registry of in-flight generations that graceful shutdown drains.
+// metrics, the API keys and their tenants' usage, and the registry of in-flight generations that graceful shutdown drains.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "engine/engine_client.h"
+#include "server/auth.h"
 #include "server/chat_template.h"
 #include "server/grammar_cache.h"
 #include "server/metrics.h"
 #include "server/server_config.h"
+#include "server/tenant_usage.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kairo::server {
@@ -47,7 +49,7 @@ class InflightJobs {
 
 struct ServerContext {
   ServerContext(ServerConfig c, ModelInfo m)
-      : config(std::move(c)), model(std::move(m)), metrics(config.metrics_prefix, model.id) {}
+      : config(std::move(c)), model(std::move(m)), metrics(config.metrics_prefix, model.id), keys(config.api_keys) {}
 
   const ServerConfig config;
   const ModelInfo model;
@@ -57,6 +59,8 @@ struct ServerContext {
   ServerMetrics metrics;
   InflightJobs inflight;
   mutable GrammarCache grammars;  // thread-safe; used from const request handlers
+  mutable KeyRing keys;           // thread-safe; the tenants are replaced on SIGHUP (Server::reload_api_keys)
+  mutable TenantUsage tenant_usage;  // thread-safe; by tenant name, so it outlives reloads
 };
 
 }  // namespace kairo::server

@@ -90,6 +90,58 @@ TEST(AuthUnitTest, KeyFileSkipsCommentsAndBlankLines) {
   EXPECT_EQ(missing.error().message, "cannot read the API key file " + path + " (--api-key-file)");
 }
 
+Tenant named(const std::string& name, const std::string& key) {
+  Tenant t;
+  t.name = name;
+  t.key = key;
+  return t;
+}
+
+TEST(KeyRingTest, AuthenticateYieldsTheKeysTenant) {
+  KeyRing ring({"sk-plain"});
+  ASSERT_TRUE(ring.set_tenants({named("team-a", "sk-a"), named("team-b", "sk-b")}).ok());
+  auto a = ring.authenticate("Bearer sk-a");
+  ASSERT_TRUE(a.has_value());
+  ASSERT_NE(a->tenant, nullptr);
+  EXPECT_EQ(a->name(), "team-a");
+  auto b = ring.authenticate("Bearer sk-b ");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->name(), "team-b");
+  auto plain = ring.authenticate("Bearer sk-plain");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->tenant, nullptr);  // the anonymous tenant
+  EXPECT_EQ(plain->name(), "");
+  EXPECT_EQ(plain->weight(), 1.0);
+  EXPECT_FALSE(ring.authenticate("Bearer sk-").has_value());
+  EXPECT_FALSE(ring.authenticate("Bearer sk-ab").has_value());
+  EXPECT_FALSE(ring.authenticate("sk-a").has_value());
+  EXPECT_FALSE(ring.authenticate("").has_value());
+}
+
+TEST(KeyRingTest, NoKeysMeansEveryoneIsAnonymous) {
+  KeyRing ring;
+  auto c = ring.authenticate("");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->tenant, nullptr);
+}
+
+TEST(KeyRingTest, SetTenantsSwapsTheWholeSetAndRefusesAPlainKey) {
+  KeyRing ring({"sk-plain"});
+  ASSERT_TRUE(ring.set_tenants({named("team-a", "sk-a")}).ok());
+  auto held = ring.authenticate("Bearer sk-a");  // a request in flight keeps its tenant
+  ASSERT_TRUE(ring.set_tenants({named("team-b", "sk-b")}).ok());
+  EXPECT_FALSE(ring.authenticate("Bearer sk-a").has_value());
+  EXPECT_EQ(ring.authenticate("Bearer sk-b")->name(), "team-b");
+  EXPECT_EQ(held->name(), "team-a");
+  const Status s = ring.set_tenants({named("team-c", "sk-c"), named("team-d", "sk-plain")});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "the key of \"team-d\" is also given with --api-key or --api-key-file; a key belongs to one tenant");
+  EXPECT_EQ(ring.n_tenants(), 1u);  // the old set stays
+  EXPECT_EQ(ring.authenticate("Bearer sk-b")->name(), "team-b");
+  EXPECT_FALSE(ring.authenticate("Bearer sk-c").has_value());
+}
+
 class NoCorsTest : public ServerTest {
  protected:
   void SetUp() override { start(); }

@@ -1,6 +1,6 @@
 // `kairo serve --model M [--port 8080]`: the OpenAI-compatible HTTP server. It listens at once (GET /health says
 // 503 "loading" until the engine is up), loads the model, prints the memory plan, serves, and on SIGTERM/SIGINT
-// finishes or cancels in-flight requests within --shutdown-timeout, then exits 0.
+// finishes or cancels in-flight requests within --shutdown-timeout, then exits 0. SIGHUP reloads --api-keys-file.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -40,6 +40,7 @@ struct ServeArgs {
   int threads = 0;
   int max_num_seqs = 64;
   int max_num_batched_tokens = 512;
+  int fair_min_chunk = 16;
   int block_size = 16;
   int max_model_len = 0;     // 0 = the model's context length
   std::string kv_dtype = "f16";
@@ -140,6 +141,7 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   config.n_threads = a.threads;
   config.scheduler.max_num_seqs = a.max_num_seqs;
   config.scheduler.max_num_batched_tokens = a.max_num_batched_tokens;
+  config.scheduler.fair_min_chunk = a.fair_min_chunk;
   config.block_size = a.block_size;
   config.max_model_len = kv.request.max_model_len;
   config.kv_dtype = kv.request.kv_dtype;
@@ -202,6 +204,9 @@ int run_serve(ServeArgs a) {
                                                                : server::ServerConfig::ReasoningFormat::Auto;
   server::Server srv(a.server, info);
   if (auto s = srv.start(); !s.ok()) return fail(s.error().message);
+  if (!a.server.api_keys_file.empty()) {
+    std::fprintf(stderr, "kairo serve: API keys from %s (reloaded on SIGHUP)\n", a.server.api_keys_file.c_str());
+  }
   std::fprintf(stderr, "kairo serve: listening on %s://%s:%d (loading %s)\n",
                a.server.ssl_certfile.empty() ? "http" : "https", a.server.host.c_str(), srv.port(),
                a.model.c_str());
@@ -288,6 +293,10 @@ void setup(CLI::App& app) {
                   "Name(s) clients use as `model`; the first is listed by /v1/models (default: the file's stem)");
   cmd->add_option("--api-key", s.api_keys, "Require `Authorization: Bearer <key>` (repeatable)");
   cmd->add_option("--api-key-file", a->api_key_file, "File with one API key per line ('#' comments)");
+  cmd->add_option("--api-keys-file", s.api_keys_file,
+                  "JSON file of named API keys with limits (max_concurrent_requests, tokens_per_minute, priority, "
+                  "weight, models; docs/limits.md); reloaded on SIGHUP")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--cors-origin", s.cors_origin, "Allow browser requests from this origin ('*' for any); off by default");
   cmd->add_option("--ssl-certfile", s.ssl_certfile, "Serve HTTPS (TLS 1.2 or newer) with this PEM certificate chain")
       ->check(CLI::ExistingFile);
@@ -353,6 +362,10 @@ void setup(CLI::App& app) {
   cmd->add_option("--max-num-seqs", a->max_num_seqs, "Sequences batched in one engine step")->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-num-batched-tokens", a->max_num_batched_tokens, "Token budget of one engine step")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--fair-min-chunk", a->fair_min_chunk,
+                  "With several API-key tenants at work: the fewest tokens a tenant's share of a step is cut to "
+                  "while another tenant's share is smaller (docs/limits.md)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--block-size", a->block_size, "KV-cache block size in tokens")->capture_default_str()
       ->check(CLI::Range(1, 1024));

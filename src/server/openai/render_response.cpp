@@ -178,10 +178,12 @@ json model_entry(const ModelInfo& model, const std::string& id, int context_leng
 
 }  // namespace
 
-std::string render_models(const ModelInfo& model, int context_length) {
+std::string render_models(const ModelInfo& model, int context_length, bool served) {
   json data = json::array();
-  data.push_back(model_entry(model, model.id, context_length));
-  for (const auto& alias : model.aliases) data.push_back(model_entry(model, alias, context_length));
+  if (served) {
+    data.push_back(model_entry(model, model.id, context_length));
+    for (const auto& alias : model.aliases) data.push_back(model_entry(model, alias, context_length));
+  }
   return dump({{"object", "list"}, {"data", std::move(data)}});
 }
 

@@ -73,7 +73,8 @@ std::string render_response(const ResponseMeta& meta, const std::vector<ChoiceRe
 std::string render_chunk(const ResponseMeta& meta, const ChoiceDelta& delta, bool with_usage_field);
 // The final usage chunk ("choices": []).
 std::string render_usage_chunk(const ResponseMeta& meta, const Usage& usage);
-std::string render_models(const ModelInfo& model, int context_length);
+// served = false: an empty list (the caller's key may use none of the served model's names).
+std::string render_models(const ModelInfo& model, int context_length, bool served = true);
 // GET /v1/models/{id}: the one model object.
 std::string render_model(const ModelInfo& model, const std::string& id, int context_length);
 std::string render_tokenize(const std::vector<int32_t>& tokens, int context_length);
