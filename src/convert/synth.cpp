@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "convert/random_rows.h"
 #include "convert/row_encoder.h"
 #include "core/format.h"
 #include "gguf/gguf_file.h"
@@ -17,42 +18,6 @@ namespace {
 
 constexpr uint32_t kQuantizationVersion = 2;
 constexpr int32_t kTokenTypeUnused = 5;  // GGUF token type UNUSED: never produced by encoding, never rendered
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
-// Uniform in (-1, 1) from the top 53 bits.
-double uniform_pm1(uint64_t& state) {
-  return static_cast<double>(splitmix64(state) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
-// Fills one row with N(0, std^2) numbers (Marsaglia's polar method: no trigonometry), from a generator keyed by
-// (seed, tensor, row) so rows can be produced in any order on any thread.
-void normal_row(uint64_t seed, uint64_t tensor_key, int64_t row, float stddev, float* out, int64_t n) {
-  uint64_t state = seed ^ tensor_key;
-  state = splitmix64(state) + static_cast<uint64_t>(row) * 0xD1B54A32D192ED03ull;
-  for (int64_t i = 0; i < n;) {
-    double u, v, s;
-    do {
-      u = uniform_pm1(state);
-      v = uniform_pm1(state);
-      s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    const double f = std::sqrt(-2.0 * std::log(s) / s) * stddev;
-    out[i++] = static_cast<float>(u * f);
-    if (i < n) out[i++] = static_cast<float>(v * f);
-  }
-}
 
 Status validate_shape(const model::ModelConfig& c) {
   const model::ArchSpec* spec = model::find_arch(c.arch);
@@ -241,7 +206,7 @@ Result<SynthReport> write_synth_model(const SynthOptions& options, const std::st
     const int64_t n_cols = d.dims[0];
     const int64_t n_rows = specs[order[i]].n_elements() / n_cols;
     const bool is_norm = d.name.find("_norm.weight") != std::string::npos;
-    const uint64_t key = fnv1a(d.name);
+    const uint64_t key = tensor_key(d.name);
     const uint64_t seed = options.seed;
     const float stddev = options.init_std;
     KAIRO_TRY_STATUS(stream_rows(stream, type, n_cols, n_rows,
