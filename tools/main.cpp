@@ -2,8 +2,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <string>
 
 #include "command_registry.h"
+#include "core/out_of_memory.h"
 
 namespace kairo::tools {
 
@@ -17,6 +20,36 @@ int g_exit_code = 0;
 }
 void set_exit_code(int code) { g_exit_code = code; }
 int exit_code() { return g_exit_code; }
+
+namespace {
+
+// "kairo bench batch": the subcommands that were run, outermost first.
+std::string command_path(const CLI::App& app) {
+  std::string path = "kairo";
+  for (const CLI::App* cmd = &app;;) {
+    const auto subs = cmd->get_subcommands();
+    if (subs.empty()) return path;
+    cmd = subs.front();
+    path += " " + cmd->get_name();
+  }
+}
+
+// What to change when a command runs out of memory. Loading already says so (Model::load returns the planner's
+// message); this is for what a command allocates afterwards (kairo run's KV cache covers the model's whole context,
+// a benchmark's covers its prompt and batch sizes).
+const char* out_of_memory_advice(const std::string& path) {
+  if (path == "kairo run") {
+    return "kairo run allocates a KV cache for the model's whole context: pick a smaller model or quantization, or "
+           "free memory (kairo plan --model FILE predicts what fits)";
+  }
+  if (path == "kairo bench model") return "lower --pp, --tg or --batch, or free memory";
+  if (path == "kairo bench batch") {
+    return "lower --batch, --prompt, --gen or --max-batched-tokens, or free memory";
+  }
+  return "free memory or use a smaller model (kairo plan --model FILE predicts what fits)";
+}
+
+}  // namespace
 
 }  // namespace kairo::tools
 
@@ -32,6 +65,26 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc& e) {
+    // The last boundary: an allocation failure no command turned into an Error is still a message and exit code 1,
+    // never std::terminate. The message is built after the unwinding freed what the command held.
+    const std::string path = kairo::tools::command_path(app);
+    std::fprintf(stderr, "error: %s ran out of memory: %s%s; %s\n", path.c_str(),
+                 kairo::describe_allocation_failure(e).c_str(), kairo::address_space_limit_note().c_str(),
+                 kairo::tools::out_of_memory_advice(path));
+    return 1;
+  } catch (const std::exception& e) {
+    // A step's buffers that do not fit come as a std::runtime_error carrying the allocator's "cannot allocate ..."
+    // message (model/decoder.cpp); anything else is still an error message and exit code 1.
+    const std::string path = kairo::tools::command_path(app);
+    const std::string what = e.what();
+    if (what.find("cannot allocate") != std::string::npos) {
+      std::fprintf(stderr, "error: %s ran out of memory: %s; %s\n", path.c_str(), what.c_str(),
+                   kairo::tools::out_of_memory_advice(path));
+    } else {
+      std::fprintf(stderr, "error: %s: %s\n", path.c_str(), what.c_str());
+    }
+    return 1;
   }
   return kairo::tools::exit_code();
 }

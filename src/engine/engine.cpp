@@ -398,7 +398,8 @@ void Engine::step() {
     fail_all(strprintf("a step of %lld tokens ran out of memory on %s: %s%s; lower --max-num-batched-tokens or "
                        "--max-num-seqs, or give the server more memory (kairo plan predicts what fits)",
                        static_cast<long long>(plan.n_tokens), model_.device().name().c_str(),
-                       describe_allocation_failure(e).c_str(), address_space_limit_note().c_str()));
+                       describe_allocation_failure(e).c_str(), address_space_limit_note().c_str()),
+             FailureKind::OutOfMemory);
     return;
   } catch (const std::exception& e) {  // a step's buffers did not fit on the device
     fail_all(strprintf("a step failed on %s: %s", model_.device().name().c_str(), e.what()));

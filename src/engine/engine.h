@@ -74,6 +74,7 @@ class Engine final : public EngineClient {
   // draft model's pool when there is one
   std::string memory_summary() const;
   std::string failure() const override;
+  EngineFailure failure_state() const override;
 
  private:
   Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, EngineConfig config, model::KvStorage storage,
@@ -82,7 +83,7 @@ class Engine final : public EngineClient {
   void take_inbox();
   void step();
   // The device failed mid-step: every request in flight ends with the error, and the engine refuses new ones.
-  void fail_all(const std::string& error);
+  void fail_all(const std::string& error, FailureKind kind = FailureKind::DeviceLost);
   // A KAIRO_CHECK failed on the engine thread (engine_failure.cpp): like fail_all, and the KV bookkeeping is
   // never touched again.
   void fail_broken_invariant(const InvariantViolation& e);
@@ -147,6 +148,7 @@ class Engine final : public EngineClient {
   bool stop_ = false;
   bool abort_all_ = false;
   std::string failure_;  // non-empty once the device has failed or an invariant broke
+  FailureKind failure_kind_ = FailureKind::None;
   std::thread thread_;
 };
 

@@ -38,6 +38,32 @@ struct EngineStats {
   std::vector<int64_t> spec_num_accepted_tokens_per_pos;
 };
 
+// Why an engine stopped running requests for good. Each kind is its own /health status (failure_status()), so an
+// operator can tell a lost device from memory that ran out from a bug in the engine's own bookkeeping.
+enum class FailureKind {
+  None,
+  DeviceLost,       // the device failed mid-step (or a step failed on it for another reason)
+  OutOfMemory,      // a step could not allocate its memory
+  BrokenInvariant,  // a KAIRO_CHECK of the KV/scheduler bookkeeping failed (core/check.h): a bug, never the input's
+};
+
+struct EngineFailure {
+  FailureKind kind = FailureKind::None;
+  std::string message;  // empty for None
+};
+
+// The /health status of an engine that failed this way: "device_failed", "out_of_memory", "invariant_failed";
+// "ok" for None.
+constexpr const char* failure_status(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::None: return "ok";
+    case FailureKind::DeviceLost: return "device_failed";
+    case FailureKind::OutOfMemory: return "out_of_memory";
+    case FailureKind::BrokenInvariant: return "invariant_failed";
+  }
+  return "device_failed";
+}
+
 enum class SubmitError { QueueFull, TooLong, Invalid, ShuttingDown, DeviceFailed };
 
 struct SubmitRejection {
@@ -60,6 +86,11 @@ class EngineClient {
   // Empty while the engine can run requests; otherwise why it cannot any more (the device was lost). /health
   // reports it and new requests are refused with it.
   virtual std::string failure() const { return {}; }
+  // failure() and what kind of failure it is. An engine that only reports failure() has lost its device.
+  virtual EngineFailure failure_state() const {
+    std::string message = failure();
+    return {message.empty() ? FailureKind::None : FailureKind::DeviceLost, std::move(message)};
+  }
 };
 
 }  // namespace kairo::engine

@@ -8,11 +8,12 @@
 
 namespace kairo::engine {
 
-void Engine::fail_all(const std::string& error) {
+void Engine::fail_all(const std::string& error, FailureKind kind) {
   std::fprintf(stderr, "kairo engine: %s\n", error.c_str());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     failure_ = error;
+    failure_kind_ = kind;
     accepting_ = false;
   }
   take_inbox();
@@ -45,12 +46,18 @@ void Engine::fail_broken_invariant(const InvariantViolation& e) {
                e.file().c_str(), e.line(), e.message().c_str(), e.condition().c_str(), n_in_flight);
   fail_all(strprintf("internal error: the engine's KV bookkeeping broke an invariant (%s); the server takes no more "
                      "requests until it is restarted",
-                     e.what()));
+                     e.what()),
+           FailureKind::BrokenInvariant);
 }
 
 std::string Engine::failure() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return failure_;
+}
+
+EngineFailure Engine::failure_state() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {failure_.empty() ? FailureKind::None : failure_kind_, failure_};
 }
 
 }  // namespace kairo::engine

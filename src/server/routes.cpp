@@ -101,8 +101,8 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     // Unauthenticated: load balancers and orchestrators probe it.
     if (ctx_.shutting_down.load()) return exchange->send_json(503, render_health("shutting_down"));
     if (!backend) return exchange->send_json(503, render_health("loading"));
-    if (std::string failure = backend->engine->failure(); !failure.empty())
-      return exchange->send_json(503, render_health("device_failed", failure));
+    if (engine::EngineFailure failure = backend->engine->failure_state(); failure.kind != engine::FailureKind::None)
+      return exchange->send_json(503, render_health(engine::failure_status(failure.kind), failure.message));
     return exchange->send_json(200, render_health("ok"));
   }
   const std::optional<Caller> caller = ctx_.keys.authenticate(req.header("authorization"));

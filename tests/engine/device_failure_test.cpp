@@ -61,6 +61,7 @@ TEST(DeviceFailure, RequestsInFlightEndWithTheErrorAndNewOnesAreRefused) {
       << last.error;
   EXPECT_NE(last.error.find("restart the server"), std::string::npos);
   EXPECT_EQ((*engine)->failure(), last.error);
+  EXPECT_EQ((*engine)->failure_state().kind, FailureKind::DeviceLost);
 
   auto refused = (*engine)->submit(r, [](const RequestOutput&) {});
   ASSERT_TRUE(std::holds_alternative<SubmitRejection>(refused));

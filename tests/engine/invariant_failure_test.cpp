@@ -67,6 +67,8 @@ std::unique_ptr<Engine> engine_with(std::shared_ptr<Proposer> proposer) {
 
 void expect_refused_with(Engine& engine, const std::string& error) {
   EXPECT_EQ(engine.failure(), error);
+  EXPECT_EQ(engine.failure_state().kind, FailureKind::BrokenInvariant);
+  EXPECT_EQ(engine.failure_state().message, error);
   auto refused = engine.submit(greedy(4), [](const RequestOutput&) {});
   ASSERT_TRUE(std::holds_alternative<SubmitRejection>(refused));
   EXPECT_EQ(std::get<SubmitRejection>(refused).kind, SubmitError::DeviceFailed);

@@ -92,6 +92,7 @@ TEST(EngineOutOfMemory, AStepThatRunsOutOfScratchOnAPoolThreadFailsItsRequestsWi
   EXPECT_EQ(done[0].reason, FinishReason::Abort);
   EXPECT_EQ(done[0].error, expected);
   EXPECT_EQ((*engine)->failure(), expected);
+  EXPECT_EQ((*engine)->failure_state().kind, FailureKind::OutOfMemory);
   auto refused = (*engine)->submit(greedy({1, 2}, 1), [](const RequestOutput&) {});
   ASSERT_TRUE(std::holds_alternative<SubmitRejection>(refused));
   EXPECT_EQ(std::get<SubmitRejection>(refused).message, expected);

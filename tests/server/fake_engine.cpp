@@ -125,9 +125,15 @@ std::string FakeEngine::failure() const {
   return failure_;
 }
 
-void FakeEngine::fail_device(const std::string& error) {
+engine::EngineFailure FakeEngine::failure_state() const {
+  std::lock_guard lock(mutex_);
+  return {failure_kind_, failure_};
+}
+
+void FakeEngine::fail_device(const std::string& error, engine::FailureKind kind) {
   std::lock_guard lock(mutex_);
   failure_ = error;
+  failure_kind_ = kind;
   for (Active& a : active_) {
     a.abort = true;
     a.error = error;

@@ -41,9 +41,10 @@ class FakeEngine final : public engine::EngineClient {
   int context_length() const override { return config_.context_length; }
   int n_vocab() const override { return tokenizer_.n_vocab(); }
   std::string failure() const override;
-  // As the real engine when its device is lost: every active request ends with Abort carrying `error`, and
-  // failure() and new submissions report it.
-  void fail_device(const std::string& error);
+  engine::EngineFailure failure_state() const override;
+  // As the real engine when its device is lost (or, with another kind, when memory ran out or an invariant broke):
+  // every active request ends with Abort carrying `error`, and failure() and new submissions report it.
+  void fail_device(const std::string& error, engine::FailureKind kind = engine::FailureKind::DeviceLost);
 
   // The k-th token the fake generates for a prompt with this seed (0 when unseeded): a plain text piece.
   static int32_t token_at(const std::vector<int32_t>& prompt, uint64_t seed, int k, int32_t n_vocab);
@@ -94,6 +95,7 @@ class FakeEngine final : public engine::EngineClient {
   std::atomic<int> n_invalid_{0};
   bool stop_ = false;
   std::string failure_;
+  engine::FailureKind failure_kind_ = engine::FailureKind::None;
   std::thread thread_;
 };
 

@@ -142,6 +142,28 @@ TEST_F(HttpLimitsTest, AnUnknownTransferCodingCannotSmuggleASecondRequest) {
   EXPECT_TRUE(engine_->submitted().empty());
 }
 
+TEST_F(HttpLimitsTest, AnUnsupportedHttpVersionIs505AndClosesTheConnection) {
+  // RFC 9110 §15.6.6: a well-formed version the server does not speak is 505, not "malformed" (400).
+  Connection c(port_);
+  ASSERT_TRUE(c.send("GET /health HTTP/2.0\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+  auto r = c.read_response();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 505);
+  EXPECT_EQ(r->header("connection"), "close");
+  EXPECT_EQ(r->json()["error"]["message"],
+            "the request is HTTP/2.0, a version this server does not speak; send HTTP/1.1 (or HTTP/1.0)");
+  EXPECT_FALSE(c.read_response().has_value()) << "the pipelined request was answered";
+  EXPECT_TRUE(c.wait_closed(5000));
+
+  Connection bad(port_);  // malformed: still 400
+  ASSERT_TRUE(bad.send("GET /health HTTP/1.x\r\nHost: x\r\n\r\n"));
+  r = bad.read_response();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->header("connection"), "close");
+  EXPECT_TRUE(bad.wait_closed(5000));
+}
+
 TEST_F(HttpLimitsTest, ContentLengthBesideTransferEncodingIsRefused) {
   Connection c(port_);
   ASSERT_TRUE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"

@@ -114,6 +114,36 @@ TEST_F(ManualEngineTest, ALostDeviceFailsRequestsInFlightAndHealthSaysSo) {
   EXPECT_EQ(refused.json()["error"]["message"], error);
 }
 
+TEST_F(ManualEngineTest, HealthNamesTheKindOfFailureThatStoppedTheEngine) {
+  // A broken KV/scheduler invariant is a bug in kairo, memory that ran out is a sizing problem, a lost device is
+  // hardware: an operator (or an orchestrator's probe) acts differently on each, so each is its own status.
+  const std::string error = "internal error: the engine's KV bookkeeping broke an invariant (block 3 freed twice)";
+  engine_->fail_device(error, engine::FailureKind::BrokenInvariant);
+  const auto health = get("/health");
+  EXPECT_EQ(health.status, 503);
+  EXPECT_EQ(health.json()["status"], "invariant_failed");
+  EXPECT_EQ(health.json()["error"], error);
+  const auto refused = post("/v1/completions", {{"prompt", {1, 300}}, {"max_tokens", 5}});
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(refused.json()["error"]["message"], error);
+}
+
+TEST_F(ManualEngineTest, HealthSaysOutOfMemoryWhenAStepRanOutOfMemory) {
+  const std::string error = "a step of 512 tokens ran out of memory on cpu: ...";
+  engine_->fail_device(error, engine::FailureKind::OutOfMemory);
+  const auto health = get("/health");
+  EXPECT_EQ(health.status, 503);
+  EXPECT_EQ(health.json()["status"], "out_of_memory");
+  EXPECT_EQ(health.json()["error"], error);
+}
+
+TEST(FailureStatus, EachKindHasItsOwnHealthStatus) {
+  EXPECT_STREQ(engine::failure_status(engine::FailureKind::None), "ok");
+  EXPECT_STREQ(engine::failure_status(engine::FailureKind::DeviceLost), "device_failed");
+  EXPECT_STREQ(engine::failure_status(engine::FailureKind::OutOfMemory), "out_of_memory");
+  EXPECT_STREQ(engine::failure_status(engine::FailureKind::BrokenInvariant), "invariant_failed");
+}
+
 TEST_F(ManualEngineTest, FullQueueGives429WithRetryAfter) {
   Connection c1(port_), c2(port_);
   const std::string body = json{{"prompt", {1, 300}}, {"max_tokens", 5}}.dump();

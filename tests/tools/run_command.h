@@ -16,11 +16,12 @@ struct CommandResult {
   std::string err;
 };
 
-inline CommandResult run_kairo(const std::string& args) {
+// `shell_prefix` runs before the binary in the same shell, e.g. "ulimit -v 1048576; ".
+inline CommandResult run_kairo(const std::string& args, const std::string& shell_prefix = "") {
   static int counter = 0;
   const std::string err_path = ::testing::TempDir() + "/kairo_stderr_" + std::to_string(::getpid()) + "_" +
                                std::to_string(counter++);
-  const std::string cmd = std::string(KAIRO_EXE) + " " + args + " 2>" + err_path;
+  const std::string cmd = shell_prefix + std::string(KAIRO_EXE) + " " + args + " 2>" + err_path;
   CommandResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;

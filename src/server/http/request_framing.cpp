@@ -59,6 +59,27 @@ std::optional<std::vector<std::string_view>> list_elements(std::string_view valu
 
 FramingDecision refuse(int status, std::string message) { return {std::nullopt, Refusal{status, std::move(message)}}; }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The request line's last word, when it is a well-formed HTTP-version (RFC 9112 §2.3: "HTTP/" DIGIT "." DIGIT) other
+// than the two this server speaks: 505 and close. HTTP/0.9 and HTTP/2.0 are other protocols on this connection (an
+// HTTP/2 client starts with its preface, never this line). HTTP/1.2 to 1.9 do not exist; RFC 9110 §6.2 would read
+// them as HTTP/1.1, but Beast and llhttp both refuse them, and a framing two parsers could read differently is
+// refused here, so they get the same 505. Anything else (a bad version, or no version) stays Beast's 400.
+std::optional<Refusal> check_version(std::string_view request_line) {
+  const size_t space = request_line.rfind(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::string_view version = request_line.substr(space + 1);
+  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || !is_digit(version[5]) || version[6] != '.' ||
+      !is_digit(version[7])) {
+    return std::nullopt;
+  }
+  if (version == "HTTP/1.1" || version == "HTTP/1.0") return std::nullopt;
+  return Refusal{505, strprintf("the request is %s, a version this server does not speak; send HTTP/1.1 (or "
+                                "HTTP/1.0)",
+                                std::string(version).c_str())};
+}
+
 }  // namespace
 
 RequestHeadScanner::State RequestHeadScanner::refuse(int status, std::string message) {
@@ -82,6 +103,11 @@ RequestHeadScanner::State RequestHeadScanner::scan(std::string_view received) {
       if (pos_ + 1 >= received.size()) return State::NeedMore;  // the LF has not arrived yet
       if (received[pos_ + 1] != '\n') {
         return refuse(400, std::string(kMalformed) + "a CR not followed by LF in the request head");
+      }
+      if (!line_start_ && line_no_ == 1) {
+        // The request line ends here. A version Beast does not read is "bad version" to it, whether it is garbage or
+        // a well-formed HTTP/2.0; only the first is malformed (RFC 9110 §15.6.6: 505 names an unsupported version).
+        if (auto r = check_version(received.substr(leading_, pos_ - leading_))) return refuse(r->status, r->message);
       }
       if (line_start_) {
         if (!in_head_) {

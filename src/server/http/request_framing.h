@@ -4,7 +4,8 @@
 // request smuggling works (a proxy in front sees one request, the server two), so every doubt is a refusal that
 // closes the connection:
 //   - the head is scanned for bare CR or LF, obsolete line folding and whitespace before the first field before
-//     Beast parses it (Beast would accept the last two, folding them into a value);
+//     Beast parses it (Beast would accept the last two, folding them into a value), and the request line for a
+//     well-formed version other than HTTP/1.0 and 1.1 (505; a malformed one is Beast's 400);
 //   - after parsing, the fields decide: Transfer-Encoding must end in chunked (else 400) and carry no other coding
 //     (else 501: none is implemented), never in HTTP/1.0 and never beside Content-Length; Content-Length must be
 //     one field of digits (a repeated or comma-listed one is refused, as llhttp does); HTTP/1.1 needs one Host.

@@ -53,6 +53,29 @@ TEST(RequestFraming, ACodingBeforeChunkedIsNotImplemented) {
   }
 }
 
+TEST(RequestFraming, AWellFormedVersionOtherThan10And11Is505AndAMalformedOne400) {
+  // RFC 9112 §2.3: HTTP-version = "HTTP/" DIGIT "." DIGIT. Beast calls every version it does not read "bad version";
+  // the scanner answers a well-formed one with 505 (RFC 9110 §15.6.6) before Beast sees it.
+  for (const std::string v : {"HTTP/2.0", "HTTP/3.0", "HTTP/0.9", "HTTP/1.2", "HTTP/9.9"}) {
+    const auto r = frame("GET / " + v + "\r\nHost: x\r\n\r\n");
+    ASSERT_EQ(r.outcome, Outcome::Refused) << v;
+    EXPECT_EQ(r.refusal.status, 505) << v;
+    EXPECT_EQ(r.refusal.message, "the request is " + v + ", a version this server does not speak; send HTTP/1.1 (or "
+                                 "HTTP/1.0)");
+  }
+  // After empty lines before the request line too (RFC 9112 §2.2).
+  EXPECT_EQ(frame("\r\n\r\nGET / HTTP/2.0\r\nHost: x\r\n\r\n").refusal.status, 505);
+  for (const std::string v : {"HTTP/1.10", "HTTP/11.1", "HTTP/A.1", "HTTP/1", "http/1.1", "HTTP/1.1 ", "HTTP/2",
+                              "HTTP/2.0x", "HTTPS/1.1", ""}) {
+    const auto r = frame("GET / " + v + "\r\nHost: x\r\n\r\n");
+    ASSERT_EQ(r.outcome, Outcome::Refused) << v;
+    EXPECT_EQ(r.refusal.status, 400) << v;
+  }
+  for (const std::string v : {"HTTP/1.1", "HTTP/1.0"}) {
+    EXPECT_EQ(frame("GET / " + v + "\r\nHost: x\r\n\r\n").outcome, Outcome::Accepted) << v;
+  }
+}
+
 TEST(RequestFraming, ChunkedIsAcceptedInAnyCaseWithExtensionsAndTrailers) {
   for (const std::string te : {"chunked", "Chunked", "CHUNKED", " chunked "}) {
     const auto r = frame(post("Transfer-Encoding:" + te + "\r\n", kChunkedHello));
@@ -193,6 +216,9 @@ std::vector<std::string> framing_corpus() {
       "POST / HTTP/1.1 \r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
       "POST / HTTP/2.0\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
       "POST / HTTP/1.2\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+      "POST / HTTP/0.9\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+      "POST / HTTP/3.0\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+      "POST / HTTP/1.x\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
       "post / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
       "POST http://x/v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
       "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nX-Nul: a\0b\r\n\r\nhello",
@@ -253,7 +279,7 @@ bool stricter_by_design(const FramedRequest& ours) {
          m.find("in an HTTP/1.0 request") != std::string::npos ||  // §6.1: that framing is faulty
          m.find("has an empty element") != std::string::npos ||    // a list no two parsers need to agree on
          m == "malformed HTTP request: bad target" ||              // §3: one SP between the request line's parts
-         m == "malformed HTTP request: bad version" ||             // an HTTP/2.0 request line over HTTP/1.1
+         ours.refusal.status == 505 ||                             // HTTP/2.0, 0.9: not spoken (RFC 9110 §15.6.6)
          m == "malformed HTTP request body: bad chunk extension";   // §7.1.1: an empty chunk-ext-val
 }
 
