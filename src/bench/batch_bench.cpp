@@ -126,6 +126,10 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
     max_seqs = std::max(max_seqs, n);
   }
   if (o.n_prompt <= 0 || o.n_gen <= 0) return Error{"--prompt and --gen must be positive"};
+  if (o.oracle && o.n_adapters > 0) return Error{"--speculative oracle and --lora do not combine; run them apart"};
+  if (o.n_adapters < 0 || o.n_adapters > model.adapters().size()) {
+    return Error{strprintf("internal: %d LoRA adapters asked for, %d loaded", o.n_adapters, model.adapters().size())};
+  }
   if (o.n_prompt + o.n_gen > c.context_length) {
     return Error{strprintf("--prompt %d + --gen %d exceed the model's context of %d tokens", o.n_prompt, o.n_gen,
                            c.context_length)};
@@ -180,8 +184,21 @@ Result<std::vector<BatchBenchRow>> run_batch_bench(model::Model& model, const to
       if (on_row) on_row(plain);
       rows.push_back(std::move(plain));
     }
+    std::vector<engine::Request> lora_requests;
+    if (o.n_adapters > 0) {
+      lora_requests = requests;
+      for (size_t i = 0; i < lora_requests.size(); ++i)
+        lora_requests[i].adapter = 1 + static_cast<int>(i % static_cast<size_t>(o.n_adapters));
+    }
     KAIRO_TRY_ASSIGN(BatchBenchRow row, run_one(*eng, std::move(requests), o.n_prompt, o.n_gen, grammar));
     row.speculative = mode;
+    if (o.n_adapters > 0) {  // the base row first, then the same prompts over the adapters
+      if (on_row) on_row(row);
+      rows.push_back(row);
+      KAIRO_TRY_ASSIGN(row, run_one(*eng, std::move(lora_requests), o.n_prompt, o.n_gen, grammar));
+      row.speculative = mode;
+      row.n_adapters = o.n_adapters;
+    }
     // Greedy requests must come out token for token as without speculation (sampled ones only in distribution).
     if (oracle && o.temperature == 0 && row.outputs != rows.back().outputs) {
       return Error{strprintf("with the oracle's proposals at batch %d the outputs differ from the run without "

@@ -40,6 +40,10 @@ struct BatchBenchOptions {
   engine::SpeculativeConfig speculative;
   bool oracle = false;
   double oracle_accuracy = 1.0;  // the share of the oracle's proposed tokens that are right (OracleProposer)
+  // LoRA (the model's adapters 1..n_adapters, already added): each batch size runs on the base, then again with its
+  // sequences spread round-robin over the adapters (sequence i uses adapter 1 + i % n_adapters); both rows are
+  // reported.
+  int n_adapters = 0;
 };
 
 struct BatchBenchRow {
@@ -55,6 +59,7 @@ struct BatchBenchRow {
   double gen_tps = 0;                // gen_tokens / gen_seconds
   double total_tps = 0;              // n_seqs * (n_prompt + n_gen) / total_seconds
   std::string speculative = "off";   // off, ngram, draft or oracle
+  int n_adapters = 0;                // LoRA adapters the sequences were spread over (0: the base model)
   // Speculation in this row (engine counters): proposals verified, tokens proposed, tokens accepted. Acceptance
   // rate = accepted / draft tokens; mean accepted length per verification step = 1 + accepted / drafts.
   int64_t spec_drafts = 0;

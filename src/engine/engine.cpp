@@ -206,6 +206,11 @@ std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputC
   }
   const Status valid = sampling::validate_config(to_sampling_config(request.sampling), c.n_vocab);
   if (!valid.ok()) return SubmitRejection{SubmitError::Invalid, valid.error().message};
+  const int n_adapters = model_.adapters().size();  // ids 1..n_adapters; 0 = the base model
+  if (request.adapter < 0 || request.adapter > n_adapters) {
+    return SubmitRejection{SubmitError::Invalid,
+                           strprintf("LoRA adapter %d is not loaded (%d are)", request.adapter, n_adapters)};
+  }
 
   std::lock_guard<std::mutex> lock(mutex_);
   if (!failure_.empty()) return SubmitRejection{SubmitError::DeviceFailed, failure_};
@@ -231,6 +236,10 @@ std::unique_ptr<Sequence> Engine::make_sequence(RequestId id, Request request, O
   seq->stop = std::make_unique<StopMatcher>(request.stop.stop_strings);
   seq->exact_numerics = config_.exact_numerics || request.sampling.temperature <= 0.0f;
   seq->kv_salt = seq->exact_numerics ? request.cache_salt : request.cache_salt + std::string("\0relaxed", 8);
+  if (request.adapter > 0) {  // KV computed under an adapter is that adapter's (file content and scale) alone
+    seq->kv_salt += std::string("\0lora:", 6) +
+                    strprintf("%016llx", static_cast<unsigned long long>(model_.adapters().at(request.adapter).identity));
+  }
   seq->request = std::move(request);
   seq->on_output = std::move(cb);
   seq->arrival = Clock::now();

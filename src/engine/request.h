@@ -42,6 +42,10 @@ struct Request {
   StopConditions stop;
   int priority = 0;          // lower value = served first (only when the engine runs with priority scheduling)
   std::string cache_salt;    // separates prefix-cache entries between tenants
+  // The LoRA adapter the request runs with: model::Model::add_adapter's index, 0 = the base model. The prefix cache
+  // is keyed by the adapter's identity (its file's content and scale), so KV computed under one adapter never serves
+  // another.
+  int adapter = 0;
   // The tenant (the API key's name from --api-keys-file; empty = the anonymous tenant) and its weight. While several
   // tenants have work, the scheduler shares each step's token budget and the free sequence seats between them in
   // proportion to their weights (weighted fair queueing), so one tenant's burst cannot starve another.

@@ -63,11 +63,12 @@ void StepBuffers::release() {
     if (!s->empty()) device_->free(*s);
     *s = {};
   }
+  lora.release(*device_);
   token_capacity_ = logits_capacity_ = 0;
 }
 
 void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& batch, KvStorage& kv, StepBuffers& s,
-                     std::vector<float>& logits, ThreadPool& pool) {
+                     std::vector<float>& logits, ThreadPool& pool, const lora::LoraSet* loras) {
   kernels::Device& dev = s.device();
   const int64_t n = batch.n_tokens();
   const int64_t n_logits = static_cast<int64_t>(batch.logits_rows.size());
@@ -86,6 +87,9 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
   const bool window_group = !batch.window_block_tables.empty();
   const DeviceSpan window_slots = window_group ? stage(dev, batch.window_slot_mapping) : slot_mapping;
   const DeviceSpan window_tables = window_group ? stage(dev, batch.window_block_tables) : attn_batch.block_tables;
+
+  const lora::LoraStep lora_step(loras, batch.adapter_idx, c, dev, s.lora);
+  using lora::LoraTarget;
 
   dev.get_rows(w.token_embd, token_ids, n, s.x);
   if (c.embed_scale > 0) dev.scale(s.x, n * c.dim, c.embed_scale);
@@ -114,6 +118,8 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
       const kernels::DeviceMatrix qkv[] = {L.wq, L.wk, L.wv};
       const DeviceSpan out[] = {s.q, s.k, s.v};
       dev.matmul(qkv, 3, s.xn, out, n, batch.numerics);
+      const LoraTarget targets[] = {LoraTarget::Q, LoraTarget::K, LoraTarget::V};
+      lora_step.apply(l, targets, 3, s.xn, c.dim, out, batch.numerics);
     }
     if (c.qkv_bias) {
       dev.add_bias(s.q, L.bq, n, c.q_dim());
@@ -130,6 +136,10 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     dev.kv_write(kv_layer, own_blocks ? window_slots : slot_mapping, s.k, s.v, n);
     dev.attention(s.q, s.attn, kv_layer, layer_batch, c.n_heads, attn_scale);
     dev.matmul(&L.wo, 1, s.attn, &s.proj, n, batch.numerics);
+    {
+      const LoraTarget target = LoraTarget::O;
+      lora_step.apply(l, &target, 1, s.attn, c.q_dim(), &s.proj, batch.numerics);
+    }
     if (c.attn_output_bias) dev.add_bias(s.proj, L.bo, n, c.dim);
     add_to_residual(c, dev, s, L.post_attn_norm, n);
 
@@ -138,7 +148,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     if (c.moe()) {
       moe_feed_forward(c, L, n, s, batch.numerics);
     } else {
-      dense_feed_forward(c, L, n, s, batch.numerics);
+      dense_feed_forward(c, L, l, n, s, lora_step, batch.numerics);
     }
   }
 

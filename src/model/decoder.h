@@ -10,6 +10,8 @@
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_storage.h"
+#include "model/lora/lora_set.h"
+#include "model/lora/lora_step.h"
 #include "model/moe_routing.h"
 #include "model/weights.h"
 
@@ -49,6 +51,7 @@ class StepBuffers {
   kernels::DeviceSpan moe_in; // [n_tokens, dim] the normed rows of one expert's tokens (devices that gather them)
   kernels::DeviceSpan out_x;  // [n_logits, dim]
   kernels::DeviceSpan logits; // [n_logits, n_vocab] (devices without host memory)
+  lora::LoraScratch lora;     // the LoRA shrinks and expands (steps with adapters only)
 
  private:
   void release();
@@ -60,7 +63,8 @@ class StepBuffers {
 
 // Throws kernels::DeviceLost when the device fails mid-step, and std::runtime_error when the step's buffers do not
 // fit on the device (the engine bounds steps by --max-num-batched-tokens, which the planner checked).
+// `loras`: the adapters batch.adapter_idx refers to (null: none).
 void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& batch, KvStorage& kv, StepBuffers& s,
-                     std::vector<float>& logits, ThreadPool& pool);
+                     std::vector<float>& logits, ThreadPool& pool, const lora::LoraSet* loras = nullptr);
 
 }  // namespace kairo::model

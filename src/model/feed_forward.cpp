@@ -30,14 +30,19 @@ void add_to_residual(const ModelConfig& c, kernels::Device& dev, StepBuffers& s,
   dev.add(s.x, s.proj, n * c.dim);
 }
 
-void dense_feed_forward(const ModelConfig& c, const LayerWeights& L, int64_t n, StepBuffers& s,
-                        kernels::Numerics numerics) {
+void dense_feed_forward(const ModelConfig& c, const LayerWeights& L, int layer, int64_t n, StepBuffers& s,
+                        const lora::LoraStep& lora_step, kernels::Numerics numerics) {
   kernels::Device& dev = s.device();
+  using lora::LoraTarget;
   const kernels::DeviceMatrix gate_up[] = {L.w_gate, L.w_up};
   const DeviceSpan out[] = {s.gate, s.up};
   dev.matmul(gate_up, 2, s.xn, out, n, numerics);
+  const LoraTarget gate_up_targets[] = {LoraTarget::Gate, LoraTarget::Up};
+  lora_step.apply(layer, gate_up_targets, 2, s.xn, c.dim, out, numerics);
   gated_activation(c, dev, s.gate, s.up, n * c.ffn_dim);
   dev.matmul(&L.w_down, 1, s.gate, &s.proj, n, numerics);
+  const LoraTarget down = LoraTarget::Down;
+  lora_step.apply(layer, &down, 1, s.gate, c.ffn_dim, &s.proj, numerics);
   add_to_residual(c, dev, s, L.post_ffn_norm, n);
 }
 

@@ -12,9 +12,9 @@ namespace kairo::model {
 void add_to_residual(const ModelConfig& c, kernels::Device& dev, StepBuffers& s, kernels::DeviceSpan post_norm,
                      int64_t n);
 
-// x += W_down · act(W_gate · xn, W_up · xn)
-void dense_feed_forward(const ModelConfig& c, const LayerWeights& L, int64_t n, StepBuffers& s,
-                        kernels::Numerics numerics);
+// x += W_down · act(W_gate · xn, W_up · xn), each projection with the step's LoRA deltas for layer `layer`.
+void dense_feed_forward(const ModelConfig& c, const LayerWeights& L, int layer, int64_t n, StepBuffers& s,
+                        const lora::LoraStep& lora_step, kernels::Numerics numerics);
 
 // x += sum over each token's chosen experts of weight * expert(xn). The router's logits come to the host (a sync
 // point on devices with memory of their own), which groups the tokens by expert: each chosen expert's weights are

@@ -171,7 +171,7 @@ Status Model::move_weights_to_device() {
 
 void Model::forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits,
                     ThreadPool& pool) {
-  decoder_forward(config_, weights_, batch, kv, buffers, logits, pool);
+  decoder_forward(config_, weights_, batch, kv, buffers, logits, pool, &loras_);
 }
 
 void Model::set_context_length(int64_t n_tokens) {

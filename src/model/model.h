@@ -13,6 +13,8 @@
 #include "model/config.h"
 #include "model/decoder.h"
 #include "model/kv_storage.h"
+#include "model/lora/adapter.h"
+#include "model/lora/lora_set.h"
 #include "model/weights.h"
 
 namespace kairo::model {
@@ -42,6 +44,11 @@ class Model {
   // per device: a device records one step at a time.
   void forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits, ThreadPool& pool);
 
+  // Makes `adapter` (read against this model: lora::load_adapter(path, file(), config())) servable; returns the
+  // index batch.adapter_idx names it by (1, 2, ...). Not while steps run: call before serving.
+  Result<int> add_adapter(const lora::Adapter& adapter) { return loras_.add(adapter, config_, *device_); }
+  const lora::LoraSet& adapters() const { return loras_; }
+
  private:
   Model() = default;
   // Copies (or, on the CPU, repacks) the weights for the device, once at load.
@@ -51,6 +58,7 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   std::shared_ptr<kernels::Device> device_;
+  lora::LoraSet loras_;
 };
 
 }  // namespace kairo::model

@@ -27,6 +27,9 @@ std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::st
 
 // The served model's names: its id, then its aliases.
 std::vector<std::string> served_names(const ModelInfo& model);
+// The engine adapter a request's `model` selects: 0 for the base model (its id, an alias or ""), i + 1 for
+// model.adapters[i], -1 for a name this server does not serve.
+int adapter_index(const ModelInfo& model, const std::string& name);
 
 // 403 when the caller's key may not use `model` (the tenant's "models"); counts the refusal for /metrics.
 std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const Caller& caller, const std::string& model);

@@ -1,5 +1,6 @@
 // POST /v1/completions and /v1/chat/completions: validated request -> prompt tokens -> context check -> engine
 // requests -> GenerationJob.
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -123,6 +124,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
       requests.back().grammar_after_thinking = thinking;
       requests.back().tenant = caller.name();
       requests.back().tenant_weight = caller.weight();
+      requests.back().adapter = adapter_index(ctx.model, params.model);  // checked by check_model_name
     }
   }
   // The tenant's limits last: a request refused for another reason takes no seat and no tokens.
@@ -148,11 +150,15 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
 
 }  // namespace
 
+int adapter_index(const ModelInfo& model, const std::string& name) {
+  if (name.empty() || name == model.id) return 0;
+  if (std::find(model.aliases.begin(), model.aliases.end(), name) != model.aliases.end()) return 0;
+  const auto it = std::find(model.adapters.begin(), model.adapters.end(), name);
+  return it == model.adapters.end() ? -1 : 1 + static_cast<int>(it - model.adapters.begin());
+}
+
 std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model) {
-  if (model.empty() || model == ctx.model.id) return std::nullopt;
-  for (const auto& alias : ctx.model.aliases) {
-    if (model == alias) return std::nullopt;
-  }
+  if (adapter_index(ctx.model, model) >= 0) return std::nullopt;
   ApiError e = api_error(404, strprintf("The model %s does not exist; this server serves %s",
                                         quote_for_error(model, 64).c_str(), quote_for_error(ctx.model.id).c_str()),
                          "model_not_found");

@@ -134,7 +134,11 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     case Route::Models: {
       // A key lists only what it may use.
       const bool listed = !caller->tenant || may_use_model(*caller->tenant, "", served_names(ctx_.model));
-      return exchange->send_json(200, render_models(ctx_.model, backend->engine->context_length(), listed));
+      std::vector<std::string> adapters;
+      for (const auto& name : ctx_.model.adapters) {
+        if (!caller->tenant || may_use_model(*caller->tenant, name, served_names(ctx_.model))) adapters.push_back(name);
+      }
+      return exchange->send_json(200, render_models(ctx_.model, backend->engine->context_length(), listed, adapters));
     }
     case Route::Model: {
       const std::string id = req.path.substr(11);

@@ -65,6 +65,8 @@ struct ServerConfig {
 struct ModelInfo {
   std::string id = "kairo";            // the name clients send as `model`
   std::vector<std::string> aliases;    // other names accepted as `model`
+  // LoRA adapters (--lora NAME=...): a request whose `model` is adapters[i] runs with the engine's adapter i + 1.
+  std::vector<std::string> adapters;
   int64_t created = 0;                 // unix seconds
   std::string owned_by = "kairo";
   double device_bandwidth_gbps = 0;    // memory bandwidth ceiling; 0 = unknown (no utilisation gauge)

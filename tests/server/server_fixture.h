@@ -47,7 +47,7 @@ class ServerTest : public ::testing::Test {
  protected:
   void start(ServerConfig config = test_config(), FakeEngineConfig engine_config = {}, ChatTemplate tmpl = {}) {
     engine_ = std::make_unique<FakeEngine>(demo_tokenizer(), engine_config);
-    server_ = std::make_unique<Server>(config, test_model());
+    server_ = std::make_unique<Server>(config, model_info_);
     ASSERT_TRUE(server_->start().ok());
     server_->attach(*engine_, demo_tokenizer(), std::move(tmpl));
     port_ = server_->port();
@@ -77,6 +77,7 @@ class ServerTest : public ::testing::Test {
     return demo_tokenizer().encode(text, demo_tokenizer().add_bos_by_default(), true);
   }
 
+  ModelInfo model_info_ = test_model();  // what start() serves (a test may set adapters first)
   std::unique_ptr<FakeEngine> engine_;
   std::unique_ptr<Server> server_;
   int port_ = 0;

@@ -10,6 +10,7 @@
 #include "bench_registry.h"
 #include "command_registry.h"
 #include "device_option.h"
+#include "lora_options.h"
 #include "speculative_options.h"
 
 namespace kairo::tools {
@@ -23,6 +24,8 @@ struct BatchArgs {
   bool json = false;
   SpeculativeArgs speculative;
   std::string device = "cpu";
+  std::vector<std::string> loras;  // --lora PATH[:SCALE], comma-separated
+  int max_lora_rank = model::lora::kDefaultMaxRank;
 };
 
 int run_bench_batch(const BatchArgs& a) {
@@ -41,6 +44,16 @@ int run_bench_batch(const BatchArgs& a) {
     return 1;
   }
   model::Model& m = **model;
+  for (const std::string& text : a.loras) {
+    auto spec = parse_lora_spec(text, /*named=*/false);
+    auto idx = spec.ok() ? attach_lora(m, *spec, a.max_lora_rank) : Result<int>(spec.error());
+    if (!idx.ok()) {
+      std::fprintf(stderr, "error: %s\n", idx.error().message.c_str());
+      return 1;
+    }
+  }
+  options.n_adapters = static_cast<int>(a.loras.size());
+  const bool lora = options.n_adapters > 0;
   auto draft = load_draft_model(spec_args, m, a.device);
   if (!draft.ok()) {
     std::fprintf(stderr, "error: %s\n", draft.error().message.c_str());
@@ -72,12 +85,13 @@ int run_bench_batch(const BatchArgs& a) {
     std::printf("model: %s (%s), backend %s, %d threads, prompt %d, gen %d, temperature %g\n\n", a.model.c_str(),
                 model_label(m).c_str(), m.device().name().c_str(), n_threads, a.options.n_prompt, a.options.n_gen,
                 a.options.temperature);
-    std::printf("| B | PP | TG | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |%s\n",
-                speculating ? " speculative | accepted | mean length |" : "");
-    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |%s\n",
-                speculating ? " --- | ---: | ---: |" : "");
+    std::printf("| B | PP | TG | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |%s%s\n",
+                speculating ? " speculative | accepted | mean length |" : "", lora ? " LoRA | S_TG vs base |" : "");
+    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |%s%s\n",
+                speculating ? " --- | ---: | ---: |" : "", lora ? " --- | ---: |" : "");
     std::fflush(stdout);
   }
+  double base_gen_tps = 0;  // the base row just before a LoRA row
   auto print_row = [&](const bench::BatchBenchRow& r) {
     if (a.json) return;
     std::printf("| %d | %d | %d | %.3f | %.2f | %.3f | %.2f | %.3f | %.2f |", r.n_seqs, r.n_prompt * r.n_seqs,
@@ -88,6 +102,12 @@ int run_bench_batch(const BatchArgs& a) {
       const double rate = r.spec_draft_tokens > 0 ? 100.0 * r.spec_accepted / r.spec_draft_tokens : 0.0;
       const double mean = r.spec_drafts > 0 ? 1.0 + static_cast<double>(r.spec_accepted) / r.spec_drafts : 0.0;
       std::printf(" %s | %.1f %% | %.2f |", r.speculative.c_str(), rate, mean);
+    }
+    if (lora && r.n_adapters == 0) {
+      base_gen_tps = r.gen_tps;
+      std::printf(" base | |");
+    } else if (lora) {
+      std::printf(" %d adapters | %.1f %% |", r.n_adapters, base_gen_tps > 0 ? 100.0 * r.gen_tps / base_gen_tps : 0.0);
     }
     std::printf("\n");
     std::fflush(stdout);
@@ -118,6 +138,7 @@ int run_bench_batch(const BatchArgs& a) {
                            {"total_s", r.total_seconds},
                            {"total_ts", r.total_tps},
                            {"speculative", r.speculative},
+                           {"n_adapters", r.n_adapters},
                            {"spec_drafts", r.spec_drafts},
                            {"spec_draft_tokens", r.spec_draft_tokens},
                            {"spec_accepted_tokens", r.spec_accepted}});
@@ -151,6 +172,11 @@ void setup(CLI::App& bench) {
                   "With --speculative oracle: the share of proposed tokens that are right (what verification costs "
                   "and saves at lower acceptance)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--lora", a->loras,
+                  "LoRA adapters PATH[:SCALE], comma-separated: each batch size runs on the base, then with its "
+                  "sequences spread round-robin over the adapters (both rows printed)")
+      ->delimiter(',');
+  cmd->add_option("--max-lora-rank", a->max_lora_rank, "Largest adapter rank accepted")->capture_default_str();
   add_speculative_options(cmd, a->speculative,
                           ", or oracle (propose the target's own greedy continuation, recorded by a run without "
                           "speculation on the same prompts: both rows are printed)");

@@ -12,6 +12,7 @@
 
 #include "command_registry.h"
 #include "device_option.h"
+#include "lora_options.h"
 #include "speculative_options.h"
 #include "core/format.h"
 #include "engine/engine.h"
@@ -22,6 +23,7 @@
 #include "plan/model_shapes.h"
 #include "plan/system_memory.h"
 #include "server/auth.h"
+#include "server/endpoints.h"
 #include "server/server.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -32,6 +34,8 @@ namespace {
 struct ServeArgs {
   std::string model = "models/aidreams260K.gguf";
   std::vector<std::string> served_names;  // first = the id in /v1/models; the rest are aliases
+  std::vector<std::string> loras;         // --lora NAME=PATH[:SCALE]
+  int max_lora_rank = model::lora::kDefaultMaxRank;
   std::string api_key_file;
   std::string reasoning_format = "auto";  // auto | deepseek | none (ServerConfig::reasoning_format)
   std::string chat_template_file;         // a Jinja chat template used instead of the model's
@@ -195,6 +199,16 @@ int run_serve(ServeArgs a) {
   server::ModelInfo info;
   info.id = a.served_names.empty() ? std::filesystem::path(a.model).stem().string() : a.served_names[0];
   if (a.served_names.size() > 1) info.aliases.assign(a.served_names.begin() + 1, a.served_names.end());
+  std::vector<LoraSpec> loras;
+  for (const std::string& text : a.loras) {
+    auto spec = parse_lora_spec(text, /*named=*/true);
+    if (!spec.ok()) return fail(spec.error().message);
+    if (server::adapter_index(info, spec->name) >= 0) {
+      return fail("--lora " + text + ": the name " + spec->name + " is already served; give each adapter its own name");
+    }
+    info.adapters.push_back(spec->name);
+    loras.push_back(*spec);
+  }
   info.created = std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
@@ -238,6 +252,12 @@ int run_serve(ServeArgs a) {
     std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
   }
 
+  for (const LoraSpec& spec : loras) {  // adapter i + 1 of the engine is info.adapters[i]
+    auto idx = attach_lora(**model, spec, a.max_lora_rank);
+    if (!idx.ok()) return fail(idx.error().message);
+    std::fprintf(stderr, "kairo serve: LoRA adapter %s = %s (scale %g)\n", spec.name.c_str(), spec.path.c_str(),
+                 static_cast<double>(spec.scale));
+  }
   auto draft = load_draft_model(a.speculative, **model, a.device);
   if (!draft.ok()) return fail(draft.error().message);
   auto kv = plan_kv_pool(**model, a, draft->get());
@@ -291,6 +311,10 @@ void setup(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--served-model-name", a->served_names,
                   "Name(s) clients use as `model`; the first is listed by /v1/models (default: the file's stem)");
+  cmd->add_option("--lora", a->loras,
+                  "LoRA adapter NAME=PATH[:SCALE] (llama.cpp GGUF; repeatable): requests with \"model\": NAME run "
+                  "with it, mixed in the same batches as the base");
+  cmd->add_option("--max-lora-rank", a->max_lora_rank, "Largest adapter rank accepted")->capture_default_str();
   cmd->add_option("--api-key", s.api_keys, "Require `Authorization: Bearer <key>` (repeatable)");
   cmd->add_option("--api-key-file", a->api_key_file, "File with one API key per line ('#' comments)");
   cmd->add_option("--api-keys-file", s.api_keys_file,

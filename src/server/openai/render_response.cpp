@@ -1,5 +1,7 @@
 #include "server/openai/render_response.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -167,23 +169,31 @@ std::string render_usage_chunk(const ResponseMeta& meta, const Usage& usage) {
 
 namespace {
 
+// A LoRA adapter's entry names the base model as its parent (vLLM's listing).
 json model_entry(const ModelInfo& model, const std::string& id, int context_length) {
-  return json{{"id", id},
-              {"object", "model"},
-              {"created", model.created},
-              {"owned_by", model.owned_by},
-              {"root", model.id},
-              {"max_model_len", context_length}};
+  json entry{{"id", id},
+             {"object", "model"},
+             {"created", model.created},
+             {"owned_by", model.owned_by},
+             {"root", model.id},
+             {"max_model_len", context_length}};
+  if (std::find(model.adapters.begin(), model.adapters.end(), id) != model.adapters.end()) {
+    entry["root"] = id;
+    entry["parent"] = model.id;
+  }
+  return entry;
 }
 
 }  // namespace
 
-std::string render_models(const ModelInfo& model, int context_length, bool served) {
+std::string render_models(const ModelInfo& model, int context_length, bool served,
+                          const std::vector<std::string>& adapters) {
   json data = json::array();
   if (served) {
     data.push_back(model_entry(model, model.id, context_length));
     for (const auto& alias : model.aliases) data.push_back(model_entry(model, alias, context_length));
   }
+  for (const auto& name : adapters) data.push_back(model_entry(model, name, context_length));
   return dump({{"object", "list"}, {"data", std::move(data)}});
 }
 

@@ -74,7 +74,9 @@ std::string render_chunk(const ResponseMeta& meta, const ChoiceDelta& delta, boo
 // The final usage chunk ("choices": []).
 std::string render_usage_chunk(const ResponseMeta& meta, const Usage& usage);
 // served = false: an empty list (the caller's key may use none of the served model's names).
-std::string render_models(const ModelInfo& model, int context_length, bool served = true);
+// `adapters`: the LoRA adapters (of model.adapters) to list after the base model, each with `parent` = model.id.
+std::string render_models(const ModelInfo& model, int context_length, bool served = true,
+                          const std::vector<std::string>& adapters = {});
 // GET /v1/models/{id}: the one model object.
 std::string render_model(const ModelInfo& model, const std::string& id, int context_length);
 std::string render_tokenize(const std::vector<int32_t>& tokens, int context_length);
