@@ -32,7 +32,7 @@ ModelConfig small_config() {
 
 std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
   std::vector<uint8_t> out(v.size() * 4);
-  std::memcpy(out.data(), v.data(), out.size());
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());  // memcpy from an empty vector's null data is UB
   return out;
 }
 
