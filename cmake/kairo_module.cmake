@@ -71,6 +71,10 @@ function(kairo_test name)
     return()
   endif()
   add_executable(test_${name} ${sources})
+  # Test code is glue around the library (which keeps the release flags): at -O1 it compiles about a third faster
+  # than at -O3 (tests/server/chat_test.cpp: 14.5 -> 9.2 s), and the suite's time is spent in the library (the
+  # speculative-sampling tests took the same time either way).
+  target_compile_options(test_${name} PRIVATE $<$<CONFIG:Release>:-O1>)
   target_link_libraries(test_${name} PRIVATE ${ARG_DEPS} kairo_testing GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(test_${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${name})
 endfunction()

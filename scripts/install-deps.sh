@@ -51,6 +51,7 @@ packages=(
   # CPU, so the backend's tests run on any machine; radv/anv drive AMD/Intel GPUs) and the Khronos validation layer.
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
   python3-jsonschema               # the independent validator of the JSON Schema grammar tests (tests/grammar)
+  python3-yaml                     # reads the deploy kit's manifests and alert rules (tests/deploy)
 )
 # Node.js + npm run the end-to-end test with the official `openai` client (the package itself comes from npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -35,12 +35,12 @@ std::string command_path(const CLI::App& app) {
 }
 
 // What to change when a command runs out of memory. Loading already says so (Model::load returns the planner's
-// message); this is for what a command allocates afterwards (kairo run's KV cache covers the model's whole context,
+// message); this is for what a command allocates afterwards (kairo run's KV cache covers its whole context,
 // a benchmark's covers its prompt and batch sizes).
 const char* out_of_memory_advice(const std::string& path) {
   if (path == "kairo run") {
-    return "kairo run allocates a KV cache for the model's whole context: pick a smaller model or quantization, or "
-           "free memory (kairo plan --model FILE predicts what fits)";
+    return "kairo run allocates a KV cache for the whole context up front: lower --ctx-size, pick a smaller model or "
+           "quantization, or free memory (kairo plan --model FILE predicts what fits)";
   }
   if (path == "kairo bench model") return "lower --pp, --tg or --batch, or free memory";
   if (path == "kairo bench batch") {
@@ -73,17 +73,14 @@ int main(int argc, char** argv) {
                  kairo::describe_allocation_failure(e).c_str(), kairo::address_space_limit_note().c_str(),
                  kairo::tools::out_of_memory_advice(path));
     return 1;
-  } catch (const std::exception& e) {
-    // A step's buffers that do not fit come as a std::runtime_error carrying the allocator's "cannot allocate ..."
-    // message (model/decoder.cpp); anything else is still an error message and exit code 1.
+  } catch (const kairo::StepOutOfMemory& e) {  // a step's device buffers (model/decoder.cpp)
     const std::string path = kairo::tools::command_path(app);
-    const std::string what = e.what();
-    if (what.find("cannot allocate") != std::string::npos) {
-      std::fprintf(stderr, "error: %s ran out of memory: %s; %s\n", path.c_str(), what.c_str(),
-                   kairo::tools::out_of_memory_advice(path));
-    } else {
-      std::fprintf(stderr, "error: %s: %s\n", path.c_str(), what.c_str());
-    }
+    std::fprintf(stderr, "error: %s ran out of memory: %s; %s\n", path.c_str(), e.what(),
+                 kairo::tools::out_of_memory_advice(path));
+    return 1;
+  } catch (const std::exception& e) {  // anything else is still an error message and exit code 1
+    const std::string path = kairo::tools::command_path(app);
+    std::fprintf(stderr, "error: %s: %s\n", path.c_str(), e.what());
     return 1;
   }
   return kairo::tools::exit_code();

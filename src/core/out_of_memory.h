@@ -5,6 +5,7 @@
 // OutOfMemory: a std::bad_alloc with both, so code that catches std::bad_alloc catches it too.
 #include <cstdint>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 namespace kairo {
@@ -20,6 +21,13 @@ class OutOfMemory : public std::bad_alloc {
  private:
   uint64_t bytes_;
   char message_[112];
+};
+
+// A step's device buffers that did not fit: the device allocator's message (what was asked for, on which device, and
+// what to change) rather than a size. Not a std::bad_alloc, whose catchers describe host memory.
+class StepOutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // What a message can say about a caught allocation failure: OutOfMemory's "cannot allocate 64.00 MiB of ...", or

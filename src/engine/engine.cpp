@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <system_error>
 
@@ -89,6 +90,11 @@ Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokeni
       }
     }
   }
+  if (config.max_loras < 0) return Error{"--max-loras must be >= 0"};
+  if (config.max_loras > 0 && model.adapters().n_in_use() > config.max_loras) {
+    return Error{strprintf("%d LoRA adapters are loaded but --max-loras is %d; raise --max-loras",
+                           model.adapters().n_in_use(), config.max_loras)};
+  }
   model.set_context_length(config.max_model_len);  // long-context rope picks its factors by it
   const int64_t n_window_blocks =
       c.n_windowed_layers() > 0 && !config.keep_windowed_kv
@@ -137,7 +143,16 @@ Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, Engin
                             static_cast<int32_t>(n_window_blocks > 0 ? n_window_blocks + 1 : 0)}),
       pool_(config.n_threads > 0 ? config.n_threads : ThreadPool::available_cores()),
       scheduler_(config.scheduler, kv_),
-      runner_(model_, storage_, kv_, pool_) {
+      runner_(model_, storage_, kv_, pool_),
+      adapter_slots_(
+          [&model] {
+            std::vector<int> ids;
+            for (int idx = 1; idx <= model.adapters().size(); ++idx)
+              if (model.adapters().in_use(idx)) ids.push_back(idx);
+            return ids;
+          }(),
+          config.max_loras) {
+  first_scaled_index_ = std::max(adapter_slots_.max_loaded(), model_.adapters().size()) + 1;
   for (int32_t id = 0; id < tokenizer_.n_vocab(); ++id) {
     if (tokenizer_.is_eog(id)) eog_ids_.push_back(id);
   }
@@ -206,13 +221,13 @@ std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputC
   }
   const Status valid = sampling::validate_config(to_sampling_config(request.sampling), c.n_vocab);
   if (!valid.ok()) return SubmitRejection{SubmitError::Invalid, valid.error().message};
-  const int n_adapters = model_.adapters().size();  // ids 1..n_adapters; 0 = the base model
-  if (request.adapter < 0 || request.adapter > n_adapters) {
-    return SubmitRejection{SubmitError::Invalid,
-                           strprintf("LoRA adapter %d is not loaded (%d are)", request.adapter, n_adapters)};
+  if (request.adapter_scale && !(std::isfinite(*request.adapter_scale) && *request.adapter_scale >= 0.0f)) {
+    return SubmitRejection{SubmitError::Invalid, strprintf("the LoRA scale %g is not a finite number >= 0",
+                                                           static_cast<double>(*request.adapter_scale))};
   }
 
   std::lock_guard<std::mutex> lock(mutex_);
+  if (auto why = refuse_adapter(request)) return SubmitRejection{SubmitError::Invalid, std::move(*why)};
   if (!failure_.empty()) return SubmitRejection{SubmitError::DeviceFailed, failure_};
   if (!accepting_) return SubmitRejection{SubmitError::ShuttingDown, "the server is shutting down"};
   if (stats_.n_waiting + static_cast<int>(inbox_.size()) >= config_.max_waiting) {
@@ -220,6 +235,9 @@ std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputC
                            strprintf("the request queue is full (%d waiting); retry later", config_.max_waiting)};
   }
   const RequestId id = next_id_++;
+  if (request.adapter_scale && *request.adapter_scale == 0.0f) request.adapter = 0;  // no delta: exactly the base
+  if (request.adapter == 0) request.adapter_scale.reset();
+  adapter_slots_.acquire(request.adapter);  // released when the request finishes (release_adapter)
   inbox_.push_back(make_sequence(id, std::move(request), std::move(on_output)));
   ++n_active_;
   wake_.notify_one();
@@ -236,10 +254,6 @@ std::unique_ptr<Sequence> Engine::make_sequence(RequestId id, Request request, O
   seq->stop = std::make_unique<StopMatcher>(request.stop.stop_strings);
   seq->exact_numerics = config_.exact_numerics || request.sampling.temperature <= 0.0f;
   seq->kv_salt = seq->exact_numerics ? request.cache_salt : request.cache_salt + std::string("\0relaxed", 8);
-  if (request.adapter > 0) {  // KV computed under an adapter is that adapter's (file content and scale) alone
-    seq->kv_salt += std::string("\0lora:", 6) +
-                    strprintf("%016llx", static_cast<unsigned long long>(model_.adapters().at(request.adapter).identity));
-  }
   seq->request = std::move(request);
   seq->on_output = std::move(cb);
   seq->arrival = Clock::now();
@@ -279,7 +293,8 @@ void Engine::loop() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [this] {
-        return stop_ || abort_all_ || !inbox_.empty() || !aborts_.empty() || !seqs_.empty();
+        return stop_ || abort_all_ || !inbox_.empty() || !aborts_.empty() || !seqs_.empty() ||
+               !adapter_commands_.empty();
       });
       if (stop_) break;
     }
@@ -308,6 +323,7 @@ void Engine::loop() {
 }
 
 void Engine::take_inbox() {
+  run_adapter_commands();
   std::vector<std::unique_ptr<Sequence>> incoming;
   std::vector<RequestId> aborts;
   {
@@ -322,6 +338,7 @@ void Engine::take_inbox() {
   }
   for (auto& seq : incoming) {
     Sequence* s = seq.get();
+    attach_adapter(*s);
     seqs_[s->id] = std::move(seq);
     if (Sequence* parent = fork_parent_for(*s)) {
       s->fork_parent = parent;
@@ -410,7 +427,13 @@ void Engine::step() {
                        describe_allocation_failure(e).c_str(), address_space_limit_note().c_str()),
              FailureKind::OutOfMemory);
     return;
-  } catch (const std::exception& e) {  // a step's buffers did not fit on the device
+  } catch (const StepOutOfMemory& e) {  // a step's buffers did not fit on the device
+    fail_all(strprintf("a step of %lld tokens did not fit on %s: %s; lower --max-num-batched-tokens or "
+                       "--max-num-seqs (kairo plan predicts what fits)",
+                       static_cast<long long>(plan.n_tokens), model_.device().name().c_str(), e.what()),
+             FailureKind::OutOfMemory);
+    return;
+  } catch (const std::exception& e) {
     fail_all(strprintf("a step failed on %s: %s", model_.device().name().c_str(), e.what()));
     return;
   }
@@ -555,6 +578,7 @@ void Engine::finish(Sequence& seq, FinishReason reason, RequestOutput& out) {
     broken = std::current_exception();
   }
   seq.status = SeqStatus::Finished;
+  release_adapter(seq);
   publish_stats();  // a client that sees its request finish must also see its blocks freed
   seq.on_output(out);
   {

@@ -3,6 +3,7 @@
 // stream and abort through the thread-safe EngineClient interface.
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +14,7 @@
 #include "core/check.h"
 #include "core/result.h"
 #include "core/thread_pool.h"
+#include "engine/adapter_slots.h"
 #include "engine/engine_client.h"
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
@@ -46,6 +48,10 @@ struct EngineConfig {
   // their own that frees what falls behind the window (kv::window_group_blocks). For comparisons and debugging.
   bool keep_windowed_kv = false;
   SpeculativeConfig speculative;
+  // LoRA adapters resident at once: those the model has at create() and those load_adapter adds (0: the ones at
+  // create, and no loads). Adapters loaded at run time are read with ranks up to max_lora_rank.
+  int max_loras = 0;
+  int max_lora_rank = model::lora::kDefaultMaxRank;
 };
 
 class Engine final : public EngineClient {
@@ -56,6 +62,10 @@ class Engine final : public EngineClient {
 
   std::variant<RequestId, SubmitRejection> submit(Request request, OutputCallback on_output) override;
   void abort(RequestId id) override;
+  // The engine owns the model's adapter set while it runs (engine_adapters.cpp): it adds and frees adapters between
+  // steps. What load_adapter adds stays in the model after the engine is gone.
+  std::variant<LoadedAdapter, AdapterRefusal> load_adapter(const std::string& path, float scale) override;
+  std::variant<int, AdapterRefusal> unload_adapter(int id, uint64_t generation) override;
   EngineStats stats() const override;
   int context_length() const override { return config_.max_model_len; }  // resolved: never 0
   int n_vocab() const override { return model_.config().n_vocab; }
@@ -107,6 +117,14 @@ class Engine final : public EngineClient {
   void finish(Sequence& seq, FinishReason reason, RequestOutput& out);
   std::unique_ptr<Sequence> make_sequence(RequestId id, Request request, OutputCallback cb);
   void publish_stats();
+  // LoRA adapters (engine_adapters.cpp). On the engine thread, between steps: run the queued loads and frees; give
+  // a new request its LoraSet index (a scaled copy for a per-request scale) and prefix-cache key; let a finished
+  // one's adapter go (freeing it when it was unloaded and this was its last request).
+  void run_adapter_commands();
+  void attach_adapter(Sequence& seq);
+  void release_adapter(Sequence& seq);
+  // On the submitting thread, under mutex_: why the request may not use its adapter (nullopt: it may).
+  std::optional<std::string> refuse_adapter(const Request& request) const;
 
   model::Model& model_;
   const tokenizer::Tokenizer& tokenizer_;
@@ -135,6 +153,9 @@ class Engine final : public EngineClient {
   // request will ever allocate from it again).
   bool kv_broken_ = false;
 
+  ScaledAdapters scaled_adapters_;  // engine thread only
+  int first_scaled_index_ = 1;      // scaled copies take LoraSet indices from here, above every adapter id
+
   // Shared with clients, under mutex_.
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -148,6 +169,14 @@ class Engine final : public EngineClient {
   bool stop_ = false;
   bool abort_all_ = false;
   std::string failure_;  // non-empty once the device has failed or an invariant broke
+  AdapterSlots adapter_slots_;
+  // Queued for the engine thread: free adapter free_id (> 0), or upload `adapter` and answer through `done`.
+  struct AdapterCommand {
+    int free_id = 0;
+    std::shared_ptr<model::lora::PreparedAdapter> adapter;
+    std::shared_ptr<std::promise<Result<LoadedAdapter>>> done;
+  };
+  std::vector<AdapterCommand> adapter_commands_;
   FailureKind failure_kind_ = FailureKind::None;
   std::thread thread_;
 };

@@ -71,6 +71,24 @@ struct SubmitRejection {
   std::string message;
 };
 
+// LoRA adapters loaded and unloaded while serving (EngineClient::load_adapter / unload_adapter).
+struct LoadedAdapter {
+  int id = 0;               // Request::adapter
+  uint64_t generation = 0;  // Request::adapter_generation
+};
+
+enum class AdapterError {
+  Invalid,      // the file is not an adapter for this model (the loader's message) -> HTTP 400
+  Full,         // max_loras adapters are loaded already -> 409
+  NotLoaded,    // unload: no such adapter (or it was unloaded already) -> 404
+  Unavailable,  // the engine takes no adapters at run time, is shutting down or has failed -> 503
+};
+
+struct AdapterRefusal {
+  AdapterError kind;
+  std::string message;
+};
+
 class EngineClient {
  public:
   virtual ~EngineClient() = default;
@@ -86,6 +104,18 @@ class EngineClient {
   // Empty while the engine can run requests; otherwise why it cannot any more (the device was lost). /health
   // reports it and new requests are refused with it.
   virtual std::string failure() const { return {}; }
+  // Reads the LoRA adapter file at `path`, checks it against the model as at startup, and makes it servable at
+  // `scale`; returns its id and generation once requests may use them. An id freed by unload_adapter is reused.
+  virtual std::variant<LoadedAdapter, AdapterRefusal> load_adapter(const std::string& path, float scale) {
+    (void)path, (void)scale;
+    return AdapterRefusal{AdapterError::Unavailable, "this engine cannot load LoRA adapters while it serves"};
+  }
+  // New requests may no longer use adapter `id` (of that generation); it is freed once the requests already submitted
+  // with it have finished, which run to their end under it. Returns how many such requests there were.
+  virtual std::variant<int, AdapterRefusal> unload_adapter(int id, uint64_t generation) {
+    (void)id, (void)generation;
+    return AdapterRefusal{AdapterError::Unavailable, "this engine cannot unload LoRA adapters while it serves"};
+  }
   // failure() and what kind of failure it is. An engine that only reports failure() has lost its device.
   virtual EngineFailure failure_state() const {
     std::string message = failure();

@@ -51,13 +51,21 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
       return Error{strprintf("prompt token id %d is outside the vocabulary (0..%d)", t, c.n_vocab - 1)};
     }
   }
-  if (static_cast<int64_t>(prompt.size()) >= c.context_length) {
-    return Error{strprintf("the prompt has %zu tokens but the model's context is %d; shorten the prompt",
-                           prompt.size(), c.context_length)};
+  if (opts.context_limit < 0) return Error{"the context limit must be positive (0 = the model's context)"};
+  const int context = opts.context_limit > 0 ? std::min(opts.context_limit, c.context_length) : c.context_length;
+  if (static_cast<int64_t>(prompt.size()) >= context) {
+    return Error{context < c.context_length
+                     ? strprintf("the prompt has %zu tokens but the context is limited to %d; shorten the prompt or "
+                                 "raise the limit (--ctx-size, up to the model's %d)",
+                                 prompt.size(), context, c.context_length)
+                     : strprintf("the prompt has %zu tokens but the model's context is %d; shorten the prompt",
+                                 prompt.size(), c.context_length)};
   }
   KAIRO_TRY_STATUS(sampling::validate_config(opts.sampling, c.n_vocab));
-  const int n_blocks = (c.context_length + kBlockSize - 1) / kBlockSize;
-  KAIRO_TRY_ASSIGN(model::KvStorage kv, model::KvStorage::create(model.shared_device(), c, n_blocks, kBlockSize, opts.kv_dtype));
+  const int n_blocks = (context + kBlockSize - 1) / kBlockSize;
+  KAIRO_TRY_ASSIGN(model::KvStorage kv,
+                   model::KvStorage::create(model.shared_device(), c, n_blocks, kBlockSize, opts.kv_dtype, 0,
+                                            "lower --ctx-size (the KV cache covers the whole context up front)"));
   sampling::SamplerChain sampler = sampling::SamplerChain::from_config(opts.sampling);
   for (int32_t t : prompt) sampler.accept(t);
 
@@ -106,7 +114,7 @@ Result<GenerateResult> generate(model::Model& model, const std::vector<int32_t>&
       break;
     }
     if (step + 1 == opts.max_tokens) break;
-    if (static_cast<int64_t>(seq.size()) + 1 >= c.context_length) {  // prompt + generated fill the context
+    if (static_cast<int64_t>(seq.size()) + 1 >= context) {  // prompt + generated fill the context
       result.stop_reason = StopReason::ContextFull;
       break;
     }

@@ -22,6 +22,9 @@ struct GenerateOptions {
   int n_logit_steps = 0;                 // keep the raw logits of the first n steps
   DType kv_dtype = DType::F16;
   int prefill_chunk = 512;               // prompt tokens per forward step
+  // The tokens of context to keep KV for (prompt + output); 0 = the model's whole trained context. The KV cache is
+  // allocated for all of it up front, so a long-context model needs a limit on a small machine.
+  int context_limit = 0;
   // Batch-invariant matmuls even when sampling; temperature 0 always gets them. Otherwise the prompt may be
   // prefilled with relaxed numerics (kernels::Numerics), as the engine does for sampled requests.
   bool exact_numerics = false;

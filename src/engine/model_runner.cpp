@@ -34,7 +34,7 @@ void ModelRunner::run(const StepPlan& plan) {
                                            : c.seq->draft[static_cast<size_t>(p - n_own)]);
       batch_.positions.push_back(p);
       batch_.seq_idx.push_back(static_cast<int32_t>(s));
-      batch_.adapter_idx.push_back(c.seq->request.adapter);
+      batch_.adapter_idx.push_back(c.seq->lora_index);
       batch_.slot_mapping.push_back(kv_.slot(c.seq->id, p));
       if (window_group) batch_.window_slot_mapping.push_back(kv_.slot(c.seq->id, p, kv::KvGroup::Window));
     }

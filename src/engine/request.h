@@ -46,6 +46,14 @@ struct Request {
   // is keyed by the adapter's identity (its file's content and scale), so KV computed under one adapter never serves
   // another.
   int adapter = 0;
+  // The user scale to run `adapter` at instead of the one it was loaded with (llama-server's per-request `lora`
+  // scales): the pair scales and the prefix-cache identity of the same file loaded at that scale, bit for bit; 0 runs
+  // the base model. Unset: the loaded scale. Finite and >= 0.
+  std::optional<float> adapter_scale;
+  // Which load of `adapter` the request means (EngineClient::load_adapter's generation; 0 = an adapter added before
+  // the engine started): a request for an index that was unloaded and reused since is refused, never run under the
+  // adapter that now has the index.
+  uint64_t adapter_generation = 0;
   // The tenant (the API key's name from --api-keys-file; empty = the anonymous tenant) and its weight. While several
   // tenants have work, the scheduler shares each step's token budget and the free sequence seats between them in
   // proportion to their weights (weighted fair queueing), so one tenant's burst cannot starve another.

@@ -47,6 +47,9 @@ struct Sequence {
   // computed with relaxed numerics must never serve a request that needs exact ones).
   bool exact_numerics = true;
   std::string kv_salt;
+  // The model::lora::LoraSet index its tokens run with: request.adapter, or a scaled copy of it for a per-request
+  // scale (Request::adapter_scale), or 0 (the base). Set on the engine thread when the request arrives.
+  int lora_index = 0;
 
   // KV forks (Request::fork_of): a parked child waits, outside the scheduler, for its parent's prompt.
   Sequence* fork_parent = nullptr;   // set while parked

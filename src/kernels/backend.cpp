@@ -9,7 +9,7 @@ const Backend& reference_backend() {
   static const Backend backend{
       "reference",  ref::matmul, ref::rms_norm, ref::rope,     ref::swiglu,  ref::geglu,
       ref::add,     ref::add_bias, ref::get_row, ref::kv_write, ref::attention,
-      nullptr,      nullptr,     nullptr,
+      nullptr,      nullptr,     nullptr,       nullptr,      ref::add_lora_deltas,
   };
   return backend;
 }

@@ -101,6 +101,34 @@ struct GroupedMatmul {
   float* const* ys = nullptr;  // [n_mats]
 };
 
+// One adapter's low-rank pair for one projection (LoraDeltas): the projection's delta is scale · B·(A·x). A and B
+// are F32, F16 or BF16 rows in GGUF layout (packing 0).
+struct LoraPairView {
+  MatrixView a;  // [rank, n_in]; a.data null: this group leaves the projection alone
+  MatrixView b;  // [n_out, rank]
+  float scale = 0;
+};
+
+// Every LoRA delta of one call site of a step (Backend::add_lora_deltas): n_targets projections (Q, K and V; gate
+// and up; or one) whose outputs ys[i] were computed from the same input x. The step's tokens are grouped by adapter:
+// group g is x rows rows[offsets[g] .. offsets[g + 1]), and each of its rows r gets
+//   ys[i][r, :] += B·(scale · (A·x[r, :]))   with (A, B, scale) = pairs[g * n_targets + i].
+// Batch invariance: every output of a token is a sum over that token's values only, in an order fixed by the shapes
+// (never by the number of tokens or groups, or by how the work is split between threads).
+struct LoraDeltas {
+  const float* x = nullptr;  // [n_tokens, n_in]
+  int64_t n_in = 0;
+  int n_groups = 0;
+  const int64_t* offsets = nullptr;  // [n_groups + 1], non-decreasing, offsets[0] = 0
+  const int32_t* rows = nullptr;     // [offsets[n_groups]], distinct
+  int n_targets = 0;
+  const LoraPairView* pairs = nullptr;  // [n_groups * n_targets]
+  float* const* ys = nullptr;           // [n_targets]: rows of pairs' b.n_rows (the same in every group)
+  // Scratch for the shrinks: room for n_targets * offsets[n_groups] * max_rank floats.
+  float* h = nullptr;
+  int max_rank = 0;  // the largest rank among the pairs
+};
+
 struct Backend {
   const char* name;
 
@@ -159,6 +187,11 @@ struct Backend {
   // step of 16 sequences with top-8 of 64 experts runs ~56 experts of 2-3 tokens per layer, and one pass with one
   // barrier per matmul replaces ~56.
   void (*matmul_grouped)(const GroupedMatmul& g, ThreadPool& pool, Numerics numerics) = nullptr;
+
+  // Optional (nullptr: the device runs the deltas as its own ops, group by group). LoraDeltas in two parallel passes
+  // (every shrink, then every expand) instead of ~10 small ops per adapter group: at rank 16 the arithmetic is tiny
+  // and the per-op dispatches were what a step with several adapters paid for. Batch invariant under any Numerics.
+  void (*add_lora_deltas)(const LoraDeltas& job, ThreadPool& pool) = nullptr;
 };
 
 // ys[i] = ws[i] · x through the backend's matmul_shared_input when it has one, else matmul per weight.

@@ -90,6 +90,33 @@ struct DeviceGroupedMatmul {
   DeviceSpan in_rows;
 };
 
+// One adapter's pair for one projection (DeviceLoraDeltas); a null `a` leaves the projection alone in that group.
+struct DeviceLoraPair {
+  const DeviceMatrix* a = nullptr;  // [rank, n_in]
+  const DeviceMatrix* b = nullptr;  // [n_out, rank]
+  float scale = 0;
+};
+
+// LoraDeltas (kernels/backend.h) on a device: the grouping on the host (it decides the work) and the token rows on
+// the device, plus the scratch the default implementation runs its ops in.
+struct DeviceLoraDeltas {
+  DeviceSpan x;  // [n_tokens, n_in] f32
+  int64_t n_in = 0;
+  int n_groups = 0;
+  const int64_t* offsets = nullptr;  // host memory, [n_groups + 1]
+  DeviceSpan rows;                   // [offsets[n_groups]] int32
+  int n_targets = 0;
+  const DeviceLoraPair* pairs = nullptr;  // host memory, [n_groups * n_targets]
+  const DeviceSpan* ys = nullptr;         // [n_targets]
+  int max_rank = 0;
+  Numerics numerics = Numerics::Exact;
+  DeviceSpan h;       // room for n_targets * offsets[n_groups] * max_rank f32: the shrinks
+  // For the default implementation only (a device with a fused kernel ignores them):
+  DeviceSpan gather;  // room for the largest group's rows of x (f32)
+  DeviceSpan expand;  // room for the largest group's rows of the widest output (f32)
+  DeviceSpan ones;    // the largest group's count of 1.0f (add_rows_scaled's scales)
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -162,6 +189,10 @@ class Device {
   // residual rows). rows: [n] int32, distinct within one call; scales: [n] f32; x: [n, dim]; y: rows of dim.
   virtual void add_rows_scaled(DeviceSpan y, DeviceSpan x, DeviceSpan rows, DeviceSpan scales, int64_t n,
                                int64_t dim) = 0;
+  // Every LoRA delta of one call site (LoraDeltas). This default runs each group as gather_rows, one shared-input
+  // matmul for the shrinks, then per projection scale, matmul and add_rows_scaled; the CPU device fuses it all into
+  // two parallel passes.
+  virtual void add_lora_deltas(const DeviceLoraDeltas& job);
   // slot_mapping: [n_tokens] int64
   virtual void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
                         int64_t n_tokens) = 0;

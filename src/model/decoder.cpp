@@ -1,3 +1,4 @@
+#include "core/out_of_memory.h"
 #include "model/decoder.h"
 
 #include <cassert>
@@ -72,7 +73,7 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
   kernels::Device& dev = s.device();
   const int64_t n = batch.n_tokens();
   const int64_t n_logits = static_cast<int64_t>(batch.logits_rows.size());
-  if (Status st = s.reserve(c, n, n_logits); !st) throw std::runtime_error(st.error().message);
+  if (Status st = s.reserve(c, n, n_logits); !st) throw StepOutOfMemory(st.error().message);
   logits.resize(static_cast<size_t>(n_logits * c.n_vocab));
 
   dev.begin_step(pool);

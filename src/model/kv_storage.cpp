@@ -7,7 +7,7 @@
 namespace kairo::model {
 
 Result<KvStorage> KvStorage::create(std::shared_ptr<kernels::Device> device, const ModelConfig& c, int64_t n_blocks,
-                                    int block_size, DType dtype, int64_t n_window_blocks) {
+                                    int block_size, DType dtype, int64_t n_window_blocks, const char* advice) {
   KAIRO_TRY_STATUS(device->check_kv_dtype(dtype));
   if (dtype == DType::Q8_0 && c.head_dim % 32 != 0) {
     return Error{strprintf("a Q8_0 KV cache needs a head size that is a multiple of 32, this model's is %d; use f16",
@@ -27,9 +27,10 @@ Result<KvStorage> KvStorage::create(std::shared_ptr<kernels::Device> device, con
   if (layer_bytes > s.device_->max_allocation_bytes()) {
     const uint64_t max_tokens = s.device_->max_allocation_bytes() / row_bytes(dtype, c.kv_dim());
     return Error{strprintf("a KV pool of %lld tokens needs %s per layer for K (and again for V), more than %s can "
-                           "hold in one buffer (%s): lower --kv-cache-memory or --max-num-seqs to at most %llu tokens",
+                           "hold in one buffer (%s): %s to at most %llu tokens",
                            static_cast<long long>(n_blocks) * block_size, human_bytes(layer_bytes).c_str(),
                            s.device_->name().c_str(), human_bytes(s.device_->max_allocation_bytes()).c_str(),
+                           advice ? advice : "lower --kv-cache-memory or --max-num-seqs",
                            static_cast<unsigned long long>(max_tokens))};
   }
   for (int l = 0; l < c.n_layers; ++l) {
@@ -41,9 +42,9 @@ Result<KvStorage> KvStorage::create(std::shared_ptr<kernels::Device> device, con
     for (auto* side : {&s.k_, &s.v_}) {
       Result<kernels::DeviceSpan> span = s.device_->allocate(bytes, "the KV cache");
       if (!span) {
-        return Error{strprintf("the KV cache needs %s but %s; lower --kv-cache-memory or --mem-budget-gb (kairo "
-                               "plan predicts what fits)",
-                               human_bytes(s.n_bytes_).c_str(), span.error().message.c_str())};
+        return Error{strprintf("the KV cache needs %s but %s; %s (kairo plan predicts what fits)",
+                               human_bytes(s.n_bytes_).c_str(), span.error().message.c_str(),
+                               advice ? advice : "lower --kv-cache-memory or --mem-budget-gb")};
       }
       side->push_back(*span);
     }

@@ -15,8 +15,11 @@ namespace kairo::model {
 
 class KvStorage {
  public:
+  // `advice` ends the error when the pool does not fit: what the caller's user can lower (the server's flags by
+  // default).
   static Result<KvStorage> create(std::shared_ptr<kernels::Device> device, const ModelConfig& config,
-                                  int64_t n_blocks, int block_size, DType dtype, int64_t n_window_blocks = 0);
+                                  int64_t n_blocks, int block_size, DType dtype, int64_t n_window_blocks = 0,
+                                  const char* advice = nullptr);
 
   KvStorage() = default;
   KvStorage(KvStorage&& other) noexcept { *this = std::move(other); }

@@ -45,8 +45,16 @@ class Model {
   void forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits, ThreadPool& pool);
 
   // Makes `adapter` (read against this model: lora::load_adapter(path, file(), config())) servable; returns the
-  // index batch.adapter_idx names it by (1, 2, ...). Not while steps run: call before serving.
+  // index batch.adapter_idx names it by (the lowest free one: 1, 2, ... before serving). Not while a step runs: the
+  // engine calls these between steps (lora::LoraSet).
   Result<int> add_adapter(const lora::Adapter& adapter) { return loras_.add(adapter, config_, *device_); }
+  // The same from lora::prepare_adapter(adapter, config()): only the upload is left to do here.
+  Result<int> add_adapter(lora::PreparedAdapter prepared) { return loras_.add(std::move(prepared), *device_); }
+  // Adapter `source` at another user scale, over the same matrices: the lowest free index from first_idx on.
+  int add_rescaled_adapter(int source, float user_scale, int first_idx) {
+    return loras_.add_rescaled(source, user_scale, first_idx);
+  }
+  void remove_adapter(int idx) { loras_.remove(idx); }
   const lora::LoraSet& adapters() const { return loras_; }
 
  private:

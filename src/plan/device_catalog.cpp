@@ -112,6 +112,8 @@ DeviceSpec cpu_device(const CpuMeasurement& m) {
   DeviceSpec d;
   d.name = "cpu";
   d.description = strprintf("this machine's CPU (%d threads), measured now", m.n_threads);
+  if (!m.memory_limited_by.empty() && m.memory_limited_by != "MemAvailable")
+    d.description += "; its memory limited by " + m.memory_limited_by;
   d.memory_bytes = m.mem_available_bytes;
   d.bandwidth_gbs = m.bandwidth_gbs;
   d.bf16_tflops = m.bf16_tflops;

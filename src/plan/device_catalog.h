@@ -37,7 +37,8 @@ Result<DeviceSpec> match_gpu(const std::string& reported_name, uint64_t memory_b
 
 // What the roofline measurement found on this machine.
 struct CpuMeasurement {
-  uint64_t mem_available_bytes = 0;  // MemAvailable from /proc/meminfo
+  uint64_t mem_available_bytes = 0;  // what the process may allocate (plan/system_memory.h)
+  std::string memory_limited_by;     // which bound gave it, when not MemAvailable ("ulimit -v", ...)
   double bandwidth_gbs = 0.0;        // best streaming read (with software prefetch), all threads
   double int8_tops = 0.0;            // best int8 dot throughput (AMX or VNNI), all threads
   double bf16_tflops = 0.0;          // best bf16 dot throughput, all threads

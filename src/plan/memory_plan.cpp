@@ -248,6 +248,12 @@ Result<Plan> make_plan(const model::ModelConfig& config, const std::vector<Tenso
 
   const KvPoolRequest server = kv_pool_request(config, p.weights, device, r);
   p.kv_pool = size_kv_pool(config, server);
+  p.trained_context = check_trained_context(config, tensors, r.context_length, r.knobs.max_model_len);
+  if (!p.trained_context.fits) {  // tools/commands/serve.cpp's refusal, before it sizes anything
+    p.kv_pool = Error{strprintf("--max-model-len %d is larger than the model's context length of %d tokens; use at "
+                                "most %d",
+                                r.context_length, config.context_length, config.context_length)};
+  }
   // The advice for the requested concurrency: the same sizing, asked to hold all C sequences of L at once.
   KvPoolRequest all = server;
   all.min_concurrency = r.concurrency;

@@ -15,6 +15,7 @@
 #include "plan/device_catalog.h"
 #include "plan/kv_sizing.h"
 #include "plan/model_shapes.h"
+#include "plan/trained_context.h"
 
 namespace kairo::plan {
 
@@ -101,6 +102,8 @@ struct Plan {
   int max_context_at_concurrency = 0;  // largest L (multiple of the block size, ≤ model context) that fits at C
   int max_concurrency_at_context = 0;  // largest C that fits at L
   Result<KvSizing> kv_pool = Error{""};  // what `kairo serve` allocates on this device's budget, or its refusal
+                                         // (also when the context is beyond the model's: serve refuses that first)
+  TrainedContext trained_context;      // the requested context against the model's; memory.fits says nothing of it
   std::string to_fit;                  // when concurrency × context does not fit: what to change; "" when it fits
   Bounds bounds;
 };

@@ -103,23 +103,32 @@ size_t KeyRing::n_tenants() const {
 }
 
 std::optional<Caller> KeyRing::authenticate(const std::string& authorization_header) const {
+  return find_caller(bearer_key(authorization_header));
+}
+
+std::optional<Caller> KeyRing::authenticate(const std::string& authorization_header,
+                                            const std::string& x_api_key) const {
+  if (!authorization_header.empty() || x_api_key.empty()) return authenticate(authorization_header);
+  return find_caller(trim(x_api_key));
+}
+
+std::optional<Caller> KeyRing::find_caller(const std::optional<std::string>& presented_key) const {
   std::shared_ptr<const std::vector<std::shared_ptr<const Tenant>>> tenants;
   {
     std::lock_guard lock(mutex_);
     tenants = tenants_;
   }
   if (plain_keys_.empty() && tenants->empty()) return Caller{};
-  const std::optional<std::string> bearer = bearer_key(authorization_header);
-  if (!bearer) return std::nullopt;
+  if (!presented_key) return std::nullopt;
   // No early exit and no data-dependent branch: every key is compared in full and the match is selected by masks.
   // Keys are unique (parse_tenants, set_tenants), so at most one matches.
   size_t match = 0;  // 0 = none, 1 = a plain key, 2 + i = tenant i
   for (const auto& key : plain_keys_) {
-    const size_t mask = static_cast<size_t>(0) - static_cast<size_t>(constant_time_equals(*bearer, key));
+    const size_t mask = static_cast<size_t>(0) - static_cast<size_t>(constant_time_equals(*presented_key, key));
     match = (match & ~mask) | (size_t{1} & mask);
   }
   for (size_t i = 0; i < tenants->size(); ++i) {
-    const size_t mask = static_cast<size_t>(0) - static_cast<size_t>(constant_time_equals(*bearer, (*tenants)[i]->key));
+    const size_t mask = static_cast<size_t>(0) - static_cast<size_t>(constant_time_equals(*presented_key, (*tenants)[i]->key));
     match = (match & ~mask) | ((i + 2) & mask);
   }
   if (match == 0) return std::nullopt;

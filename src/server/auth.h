@@ -1,6 +1,6 @@
 #pragma once
-// API keys: `Authorization: Bearer <key>` checked against every configured key in time that does not depend on
-// where (or whether) the strings differ, so response timing leaks nothing about a key.
+// API keys: `Authorization: Bearer <key>` (or Anthropic's `x-api-key: <key>`) checked against every configured key
+// in time that does not depend on where (or whether) the strings differ, so response timing leaks nothing about a key.
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,8 +46,13 @@ class KeyRing {
   // full, whichever matches, so the time taken says nothing about which key (or how much of one) matched. With no
   // keys at all, everyone is the anonymous caller.
   std::optional<Caller> authenticate(const std::string& authorization_header) const;
+  // The same with Anthropic's `x-api-key` header (its clients send the key there) as the fallback: Authorization
+  // decides when it is present, else x-api-key's value is the key.
+  std::optional<Caller> authenticate(const std::string& authorization_header, const std::string& x_api_key) const;
 
  private:
+  std::optional<Caller> find_caller(const std::optional<std::string>& presented_key) const;
+
   const std::vector<std::string> plain_keys_;
   mutable std::mutex mutex_;
   std::shared_ptr<const std::vector<std::shared_ptr<const Tenant>>> tenants_;

@@ -10,6 +10,7 @@
 #include "server/exchange.h"
 #include "server/http/http_types.h"
 #include "server/openai/request_types.h"
+#include "server/response_writer.h"
 #include "server/server_context.h"
 
 namespace kairo::server {
@@ -19,16 +20,33 @@ void handle_completions(const std::shared_ptr<ServerContext>& ctx, const Backend
                         const Caller& caller, std::shared_ptr<Exchange> exchange);
 void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx, const Backend& backend,
                              const HttpRequest& req, const Caller& caller, std::shared_ptr<Exchange> exchange);
+// Anthropic's Messages API (messages_endpoint.cpp) and OpenAI's Responses API (responses_endpoint.cpp): their
+// requests become a ChatRequest and go the chat path (submit_chat) with their own ResponseWriter.
+void handle_messages(const std::shared_ptr<ServerContext>& ctx, const Backend& backend, const HttpRequest& req,
+                     const Caller& caller, std::shared_ptr<Exchange> exchange);
+void handle_count_tokens(ServerContext& ctx, const Backend& backend, const HttpRequest& req, const Caller& caller,
+                         Exchange& exchange);
+void handle_responses(const std::shared_ptr<ServerContext>& ctx, const Backend& backend, const HttpRequest& req,
+                      const Caller& caller, std::shared_ptr<Exchange> exchange);
 void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
 void handle_detokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
+
+// The chat path once a request is parsed, whichever API it came in: the model and key checks, the prompt, the tool-call
+// grammar (tool_choice), then the generation job. `writer` null: OpenAI's chat.completion shape.
+void submit_chat(const std::shared_ptr<ServerContext>& ctx, const Backend& backend, const Caller& caller,
+                 std::shared_ptr<Exchange> exchange, ChatRequest chat, std::unique_ptr<ResponseWriter> writer = nullptr);
+
+// The model name a response shows: the one requested, or the served model's id when none was.
+std::string response_model(const ServerContext& ctx, const std::string& requested);
 
 // 404 when `model` is set and is not a name this server serves.
 std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model);
 
 // The served model's names: its id, then its aliases.
 std::vector<std::string> served_names(const ModelInfo& model);
-// The engine adapter a request's `model` selects: 0 for the base model (its id, an alias or ""), i + 1 for
-// model.adapters[i], -1 for a name this server does not serve.
+// What `name` is among the names `kairo serve` starts with: 0 for the base model (its id, an alias or ""), i + 1 for
+// the --lora adapter model.adapters[i], -1 for another name. Requests resolve names through ServerContext::loras
+// (lora_selection.h), which also holds the adapters loaded while serving.
 int adapter_index(const ModelInfo& model, const std::string& name);
 
 // 403 when the caller's key may not use `model` (the tenant's "models"); counts the refusal for /metrics.

@@ -20,6 +20,7 @@ Exchange::Exchange(std::shared_ptr<ResponseSink> inner, const HttpRequest& reque
       common_headers_(std::move(common_headers)),
       metrics_(metrics),
       access_log_(access_log),
+      render_error_(render_error),
       arrival_(std::chrono::steady_clock::now()) {
   log_.request_id = std::move(request_id);
   log_.remote = request.remote;
@@ -68,7 +69,7 @@ void Exchange::send_error(const ApiError& error) {
   log_.error = error.message;
   HttpResponse resp;
   resp.status = error.status;
-  resp.body = render_error(error);
+  resp.body = render_error_(error);
   resp.headers = error.headers;
   send(std::move(resp));
 }

@@ -28,6 +28,10 @@ class Exchange final : public ResponseSink, public std::enable_shared_from_this<
   void on_disconnect(std::function<void()> fn) override;
   bool connected() const override { return inner_->connected(); }
 
+  // The error's JSON in the shape of the API the request was for: OpenAI's {"error": {...}} unless the route sets
+  // another (Anthropic's Messages API has its own), before anything can fail.
+  using ErrorRenderer = std::string (*)(const ApiError&);
+  void set_error_renderer(ErrorRenderer render) { render_error_ = render; }
   void send_error(const ApiError& error);
   void send_json(int status, std::string body);
   // Token counts for the access log.
@@ -43,6 +47,7 @@ class Exchange final : public ResponseSink, public std::enable_shared_from_this<
   HeaderList common_headers_;
   ServerMetrics* metrics_;
   bool access_log_;
+  ErrorRenderer render_error_;
   std::chrono::steady_clock::time_point arrival_;
   AccessLogEntry log_;
   bool logged_ = false;

@@ -1,31 +1,19 @@
 // POST /v1/completions and /v1/chat/completions: validated request -> prompt tokens -> context check -> engine
-// requests -> GenerationJob.
+// requests -> GenerationJob. submit_chat is the chat path /v1/messages and /v1/responses share.
 #include <algorithm>
-#include <chrono>
-#include <random>
 
 #include "core/format.h"
 #include "server/endpoints.h"
 #include "server/generation_job.h"
+#include "server/lora_selection.h"
+#include "server/openai/completion_writer.h"
 #include "server/openai/parse_request.h"
+#include "server/response_ids.h"
 #include "server/tool_grammar.h"
 
 namespace kairo::server {
 
 namespace {
-
-std::string random_hex(size_t n_chars) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* kHex = "0123456789abcdef";
-  std::string s(n_chars, '0');
-  for (auto& ch : s) ch = kHex[rng() & 15];
-  return s;
-}
-
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A prompt's token ids. A text prompt is tokenized only up to the context length (Tokenizer::encode_at_most):
 // one longer cannot be served whatever max_tokens is, and tokenizing megabytes just to count them cost the server
@@ -45,7 +33,7 @@ PromptTokens tokenize_prompt(const tokenizer::Tokenizer& tok, std::string_view t
 // The numbers in the message, as OpenAI words it, so the client knows what to cut. A prompt whose tokenizing
 // stopped past the context has no exact count, only a bound.
 std::optional<ApiError> check_context(int context_length, int n_prompt, int max_tokens, bool is_chat,
-                                      bool past_context) {
+                                      bool past_context, const std::string& max_tokens_field) {
   if (!past_context && n_prompt + max_tokens <= context_length) return std::nullopt;
   const char* what = is_chat ? "messages" : "prompt";
   const bool no_room = past_context || n_prompt >= context_length;
@@ -56,9 +44,10 @@ std::optional<ApiError> check_context(int context_length, int n_prompt, int max_
                           context_length, what, prompt_size.c_str(), what)
               : strprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in "
                           "the %s, %d for the completion). Please reduce the length of the %s or the completion "
-                          "(max_tokens).",
-                          context_length, n_prompt + max_tokens, n_prompt, what, max_tokens, what);
-  return invalid_param(no_room ? what : "max_tokens", std::move(message), "context_length_exceeded");
+                          "(%s).",
+                          context_length, n_prompt + max_tokens, n_prompt, what, max_tokens, what,
+                          max_tokens_field.c_str());
+  return invalid_param(no_room ? what : max_tokens_field, std::move(message), "context_length_exceeded");
 }
 
 engine::Request make_engine_request(const GenerationParams& p, std::vector<int32_t> prompt, int max_tokens,
@@ -77,13 +66,17 @@ engine::Request make_engine_request(const GenerationParams& p, std::vector<int32
   return r;
 }
 
-// Shared tail of both endpoints: context check per prompt, n engine requests per prompt, the job.
+// Shared tail of every generation endpoint: context check per prompt, n engine requests per prompt, the job.
+// `writer` null: OpenAI's completions or chat shape, by `kind`.
 void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend, const Caller& caller,
                        std::shared_ptr<Exchange> exchange, const GenerationParams& params,
                        std::vector<PromptTokens> prompts, ApiKind kind, bool reasoning_opened = false,
-                       ToolCallOptions tool_calls = {}) {
+                       ToolCallOptions tool_calls = {}, std::unique_ptr<ResponseWriter> writer = nullptr) {
   const ServerContext& ctx = *ctx_ptr;
   const int context_length = backend.engine->context_length();
+  // The adapter `model` and `lora` select, which the key must be allowed to use (lora_selection.h).
+  auto adapter = choose_permitted_adapter(ctx, caller, params);
+  if (!adapter.ok()) return exchange->send_error(adapter.error());
   std::shared_ptr<grammar::StackArena> grammar;
   if (!params.grammar.empty()) {
     auto compiled = ctx.grammars.get(params.grammar, params.grammar_param, params.grammar_root);
@@ -114,7 +107,8 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
         max_tokens = std::min(max_tokens, ctx.config.limits.max_tokens);
       }
     }
-    if (auto e = check_context(context_length, n_prompt, max_tokens, kind == ApiKind::Chat, past_context)) {
+    if (auto e = check_context(context_length, n_prompt, max_tokens, kind == ApiKind::Chat, past_context,
+                               params.max_tokens_field)) {
       return exchange->send_error(*e);
     }
     n_prompt_tokens += n_prompt;
@@ -124,7 +118,9 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
       requests.back().grammar_after_thinking = thinking;
       requests.back().tenant = caller.name();
       requests.back().tenant_weight = caller.weight();
-      requests.back().adapter = adapter_index(ctx.model, params.model);  // checked by check_model_name
+      requests.back().adapter = adapter->id;
+      requests.back().adapter_generation = adapter->generation;
+      requests.back().adapter_scale = adapter->scale;
     }
   }
   // The tenant's limits last: a request refused for another reason takes no seat and no tokens.
@@ -133,12 +129,13 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
     return exchange->send_error(tenant_refusal_error(*refusal, ctx.config.retry_after_s));
   }
   GenerationOptions options;
-  options.meta.kind = kind;
-  options.meta.id = (kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-") + random_hex(24);
-  options.meta.created = unix_now();
-  options.meta.model = params.model.empty() ? ctx.model.id : params.model;
+  if (!writer) {
+    ResponseMeta meta{kind, random_hex_id(kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-"), unix_now(),
+                      response_model(ctx, params.model)};
+    writer = std::make_unique<CompletionWriter>(std::move(meta), params.include_usage);
+  }
+  options.writer = std::move(writer);
   options.stream = params.stream;
-  options.include_usage = params.include_usage;
   options.logprobs = params.logprobs;
   options.n_per_prompt = params.n;
   options.split_reasoning = split_reasoning;
@@ -158,13 +155,12 @@ int adapter_index(const ModelInfo& model, const std::string& name) {
 }
 
 std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model) {
-  if (adapter_index(ctx.model, model) >= 0) return std::nullopt;
-  ApiError e = api_error(404, strprintf("The model %s does not exist; this server serves %s",
-                                        quote_for_error(model, 64).c_str(), quote_for_error(ctx.model.id).c_str()),
-                         "model_not_found");
-  e.type = "invalid_request_error";
-  e.param = "model";
-  return e;
+  if (is_base_model_name(ctx.model, model) || ctx.loras.find(model)) return std::nullopt;
+  return unknown_model_error(ctx.model, model);
+}
+
+std::string response_model(const ServerContext& ctx, const std::string& requested) {
+  return requested.empty() ? ctx.model.id : requested;
 }
 
 std::vector<std::string> served_names(const ModelInfo& model) {
@@ -263,8 +259,10 @@ void handle_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Bac
   if (!body.ok()) return exchange->send_error(body.error());
   auto parsed = parse_completion_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
-  if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
-  if (auto e = check_tenant_model(ctx, caller, parsed->params.model)) return exchange->send_error(*e);
+  // The model, the adapter `lora` selects, and whether the key may use what runs (lora_selection.h).
+  if (auto adapter = choose_permitted_adapter(ctx, caller, parsed->params); !adapter.ok()) {
+    return exchange->send_error(adapter.error());
+  }
 
   const tokenizer::Tokenizer& tok = *backend.tokenizer;
   std::vector<PromptTokens> prompts;
@@ -286,41 +284,50 @@ void handle_chat_completions(const std::shared_ptr<ServerContext>& ctx_ptr, cons
   if (!body.ok()) return exchange->send_error(body.error());
   auto parsed = parse_chat_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
-  if (auto e = check_model_name(ctx, parsed->params.model)) return exchange->send_error(*e);
-  if (auto e = check_tenant_model(ctx, caller, parsed->params.model)) return exchange->send_error(*e);
+  submit_chat(ctx_ptr, backend, caller, std::move(exchange), std::move(*parsed));
+}
+
+void submit_chat(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& backend, const Caller& caller,
+                 std::shared_ptr<Exchange> exchange, ChatRequest chat, std::unique_ptr<ResponseWriter> writer) {
+  const ServerContext& ctx = *ctx_ptr;
+  // The model, the adapter `lora` selects, and whether the key may use what runs (lora_selection.h).
+  if (auto adapter = choose_permitted_adapter(ctx, caller, chat.params); !adapter.ok()) {
+    return exchange->send_error(adapter.error());
+  }
   // Tokenized up to the context length only (see PromptTokens); submit_generation refuses a longer one.
   auto prompt =
-      chat_prompt_tokens(backend, *parsed, static_cast<size_t>(std::max(backend.engine->context_length(), 0)));
+      chat_prompt_tokens(backend, chat, static_cast<size_t>(std::max(backend.engine->context_length(), 0)));
   if (!prompt.ok()) return exchange->send_error(prompt.error());
   // Tools: calls are parsed in the template's format unless tool_choice is "none"; "required" and a named function
   // are enforced by a grammar, and so is any call "auto" opens (where the format marks its calls).
   const ToolCallFormat format = backend.template_traits.tool_calls;
-  const bool with_tools = !parsed->tools.is_null() && parsed->tool_choice != "none";
-  if (with_tools && (parsed->tool_choice == "required" || parsed->tool_choice == "function")) {
-    if (!parsed->params.grammar.empty()) {
+  const bool with_tools = !chat.tools.is_null() && chat.tool_choice != "none";
+  if (with_tools && (chat.tool_choice == "required" || chat.tool_choice == "function")) {
+    if (!chat.params.grammar.empty()) {
       return exchange->send_error(invalid_param("tool_choice", "a 'tool_choice' that forces a call cannot be combined "
                                                                "with an output constraint ('" +
-                                                                   parsed->params.grammar_param + "')"));
+                                                                   chat.params.grammar_param + "')"));
     }
-    auto g = tool_choice_grammar(*parsed, format);
+    auto g = tool_choice_grammar(chat, format);
     if (!g.ok()) return exchange->send_error(g.error());
-    parsed->params.grammar = std::move(g->gbnf);
-    parsed->params.grammar_root = std::move(g->root);
-    parsed->params.grammar_param = "tool_choice";
-  } else if (with_tools && parsed->params.grammar.empty()) {
+    chat.params.grammar = std::move(g->gbnf);
+    chat.params.grammar_root = std::move(g->root);
+    chat.params.grammar_param = "tool_choice";
+  } else if (with_tools && chat.params.grammar.empty()) {
     // "auto": the model may answer in text, but a call it opens is held to the tools' schemas.
-    if (std::optional<ToolGrammar> g = tool_auto_grammar(*parsed, format)) {
-      parsed->params.grammar = std::move(g->gbnf);
-      parsed->params.grammar_root = std::move(g->root);
-      parsed->params.grammar_param = "tools";
+    if (std::optional<ToolGrammar> g = tool_auto_grammar(chat, format)) {
+      chat.params.grammar = std::move(g->gbnf);
+      chat.params.grammar_root = std::move(g->root);
+      chat.params.grammar_param = "tools";
     }
   }
   std::vector<PromptTokens> prompts;
   prompts.push_back(PromptTokens{std::move(prompt->tokens), prompt->past_limit});
-  submit_generation(ctx_ptr, backend, caller, std::move(exchange), parsed->params, std::move(prompts), ApiKind::Chat,
+  submit_generation(ctx_ptr, backend, caller, std::move(exchange), chat.params, std::move(prompts), ApiKind::Chat,
                     prompt->opens_thinking,
-                    with_tools ? ToolCallOptions{format, std::make_shared<const nlohmann::ordered_json>(parsed->tools)}
-                               : ToolCallOptions{});
+                    with_tools ? ToolCallOptions{format, std::make_shared<const nlohmann::ordered_json>(chat.tools)}
+                               : ToolCallOptions{},
+                    std::move(writer));
 }
 
 void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange) {

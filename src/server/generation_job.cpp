@@ -1,9 +1,8 @@
 #include "server/generation_job.h"
 
 #include <algorithm>
-#include <random>
 
-#include "server/sse.h"
+#include "server/response_ids.h"
 
 namespace kairo::server {
 
@@ -17,14 +16,10 @@ const char* openai_finish_reason(engine::FinishReason r, bool made_tool_calls = 
   }
 }
 
-// OpenAI's "call_" + 24 characters; Mistral's templates refuse any id that is not 9 alphanumerics.
+// OpenAI's "call_" + 24 characters; Mistral's templates refuse any id that is not 9 alphanumerics. Every API shows
+// the same id (a client sends it back with the tool's result, which the template must then accept).
 std::string call_id(ToolCallFormat format) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* kAlnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  const bool mistral = format == ToolCallFormat::Mistral;
-  std::string id = mistral ? "" : "call_";
-  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[rng() % 62];
-  return id;
+  return format == ToolCallFormat::Mistral ? random_alnum_id("", 9) : random_alnum_id("call_", 24);
 }
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -47,6 +42,11 @@ void GenerationJob::start(std::shared_ptr<ServerContext> ctx, const Backend& bac
                           std::vector<engine::Request> requests) {
   auto job = std::make_shared<GenerationJob>(ctx, backend, exchange, std::move(options), requests.size());
   job->inflight_id_ = ctx->inflight.add(job);
+  const size_t n = static_cast<size_t>(std::max(1, job->options_.n_per_prompt));
+  int n_prompt_tokens = 0;  // each prompt once: its n choices share it
+  for (size_t i = 0; i < requests.size(); i += n) {
+    n_prompt_tokens += static_cast<int>(requests[i].prompt_tokens.size());
+  }
   for (size_t i = 0; i < requests.size(); ++i) {
     // The engine calls back on its own thread: hop to the connection's executor, which is where this runs now, so
     // no output is handled before the id below is recorded.
@@ -54,7 +54,6 @@ void GenerationJob::start(std::shared_ptr<ServerContext> ctx, const Backend& bac
       job->exchange_->post([job, i, out] { job->on_output(i, out); });
     };
     // Choices 1..n-1 of a prompt fork choice 0's KV once its prompt is computed (one prefill for all n).
-    const size_t n = static_cast<size_t>(std::max(1, job->options_.n_per_prompt));
     if (i % n != 0) requests[i].fork_of = job->choices_[i - i % n].id;
     auto submitted = backend.engine->submit(std::move(requests[i]), std::move(callback));
     if (auto* rejection = std::get_if<engine::SubmitRejection>(&submitted)) {
@@ -73,14 +72,7 @@ void GenerationJob::start(std::shared_ptr<ServerContext> ctx, const Backend& bac
   if (job->options_.stream) {
     exchange->begin_stream(200, "text/event-stream",
                            {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}});
-    if (job->options_.meta.kind == ApiKind::Chat) {
-      for (size_t i = 0; i < job->choices_.size(); ++i) {
-        ChoiceDelta d;
-        d.index = static_cast<int>(i);
-        d.role = true;
-        job->stream_event(render_chunk(job->options_.meta, d, job->options_.include_usage));
-      }
-    }
+    job->write_stream(job->options_.writer->stream_open(job->choices_.size(), n_prompt_tokens));
   }
   std::weak_ptr<GenerationJob> weak = job;
   exchange->on_disconnect([weak] {
@@ -123,8 +115,8 @@ std::vector<TokenLogprobView> GenerationJob::logprob_views(const engine::Request
   return views;
 }
 
-void GenerationJob::stream_event(const std::string& payload) {
-  if (exchange_->connected()) exchange_->write_chunk(sse_event(payload));
+void GenerationJob::write_stream(const std::string& sse_text) {
+  if (!sse_text.empty() && exchange_->connected()) exchange_->write_chunk(sse_text);
 }
 
 void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
@@ -203,7 +195,7 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
       d.finish_reason = openai_finish_reason(out.finish_reason, !c.tool_calls.empty());
       d.stop_reason = out.stop_reason;
     }
-    stream_event(render_chunk(options_.meta, d, options_.include_usage));
+    write_stream(options_.writer->stream_delta(d));
   }
 
   if (!out.finished) return;
@@ -254,8 +246,7 @@ void GenerationJob::complete() {
             ? api_error(503, "the request was cancelled because the server is shutting down", "shutting_down")
             : api_error(500, "the engine aborted the request before it finished");
     if (options_.stream) {
-      stream_event(render_error(error));
-      exchange_->write_chunk(kSseDone);
+      write_stream(options_.writer->stream_error(error));
       exchange_->end_stream();
     } else {
       exchange_->send_error(error);
@@ -264,8 +255,7 @@ void GenerationJob::complete() {
   }
 
   if (options_.stream) {
-    if (options_.include_usage) stream_event(render_usage_chunk(options_.meta, u));
-    exchange_->write_chunk(kSseDone);
+    write_stream(options_.writer->stream_close(u));
     exchange_->end_stream();
     return;
   }
@@ -284,7 +274,7 @@ void GenerationJob::complete() {
     r.logprobs = std::move(c.logprobs);
     results.push_back(std::move(r));
   }
-  exchange_->send_json(200, render_response(options_.meta, results, u));
+  exchange_->send_json(200, options_.writer->response(results, u));
 }
 
 }  // namespace kairo::server

@@ -1,8 +1,9 @@
 #pragma once
-// The engine-client adapter: one OpenAI generation request = one or more engine requests (n choices, batched
-// prompts). It submits them, receives their outputs (the engine's callbacks only post to the connection's
-// executor; all work happens there), streams SSE chunks or assembles the complete response, records metrics, and
-// aborts its engine requests when the client leaves or the server shuts down.
+// The engine-client adapter: one generation request (OpenAI completions or chat, Anthropic Messages, OpenAI
+// Responses) = one or more engine requests (n choices, batched prompts). It submits them, receives their outputs (the
+// engine's callbacks only post to the connection's executor; all work happens there), splits reasoning and tool calls
+// out of the text, streams SSE events or assembles the complete response through its API's ResponseWriter, records
+// metrics, and aborts its engine requests when the client leaves or the server shuts down.
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "server/exchange.h"
 #include "server/openai/render_response.h"
 #include "server/reasoning_splitter.h"
+#include "server/response_writer.h"
 #include "server/tool_call_parser.h"
 #include "server/server_context.h"
 #include "server/tenant_usage.h"
@@ -25,9 +27,8 @@ struct ToolCallOptions {
 };
 
 struct GenerationOptions {
-  ResponseMeta meta;
+  std::unique_ptr<ResponseWriter> writer;  // the API's wire format
   bool stream = false;
-  bool include_usage = false;
   int logprobs = -1;
   int n_per_prompt = 1;  // usage counts each prompt once, not once per choice
   // Chat: split reasoning from content (ServerConfig::split_reasoning); the prompt opened the thinking block.
@@ -86,7 +87,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   void complete();
   Usage usage() const;
   std::vector<TokenLogprobView> logprob_views(const engine::RequestOutput& out) const;
-  void stream_event(const std::string& payload);
+  void write_stream(const std::string& sse_text);
 
   std::shared_ptr<ServerContext> ctx_;  // before exchange_: outlives it (the exchange counts into its metrics)
   const Backend& backend_;

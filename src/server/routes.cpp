@@ -4,16 +4,21 @@
 #include <string_view>
 
 #include "core/format.h"
+#include "server/anthropic/anthropic_error.h"
 #include "server/auth.h"
 #include "server/endpoints.h"
 #include "server/exchange.h"
+#include "server/lora_endpoints.h"
 #include "server/openai/render_response.h"
 
 namespace kairo::server {
 
 namespace {
 
-enum class Route { Health, Metrics, Models, Model, Completions, ChatCompletions, Tokenize, Detokenize, None };
+enum class Route {
+  Health, Metrics, Models, Model, Completions, ChatCompletions, Messages, CountTokens, Responses, Tokenize, Detokenize,
+  LoadLora, UnloadLora, None
+};
 
 struct RouteMatch {
   Route route = Route::None;
@@ -27,8 +32,13 @@ RouteMatch match(const std::string& path) {
   if (path.rfind("/v1/models/", 0) == 0 && path.size() > 11) return {Route::Model, "GET"};
   if (path == "/v1/completions") return {Route::Completions, "POST"};
   if (path == "/v1/chat/completions") return {Route::ChatCompletions, "POST"};
+  if (path == "/v1/messages") return {Route::Messages, "POST"};
+  if (path == "/v1/messages/count_tokens") return {Route::CountTokens, "POST"};
+  if (path == "/v1/responses") return {Route::Responses, "POST"};
   if (path == "/tokenize") return {Route::Tokenize, "POST"};
   if (path == "/detokenize") return {Route::Detokenize, "POST"};
+  if (path == "/v1/load_lora_adapter") return {Route::LoadLora, "POST"};
+  if (path == "/v1/unload_lora_adapter") return {Route::UnloadLora, "POST"};
   return {};
 }
 
@@ -67,20 +77,24 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
                                              common_headers(ctx_.config, request_id), &ctx_.metrics,
                                              ctx_.config.access_log);
   const RouteMatch m = match(req.path);
+  // Anthropic's clients read errors in Anthropic's shape: every refusal below, the route's own included.
+  const bool anthropic = m.route == Route::Messages || m.route == Route::CountTokens;
+  if (anthropic) exchange->set_error_renderer(render_anthropic_error);
 
   if (req.method == "OPTIONS" && !ctx_.config.cors_origin.empty() && m.route != Route::None) {
     HttpResponse resp;  // CORS preflight: answered without a key (browsers send none)
     resp.status = 204;
     resp.content_type.clear();
     resp.headers = {{"Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"},
-                    {"Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id"},
+                    {"Access-Control-Allow-Headers",
+                     "Authorization, Content-Type, X-Request-Id, X-Api-Key, Anthropic-Version, Anthropic-Beta"},
                     {"Access-Control-Max-Age", "600"}};
     return exchange->send(std::move(resp));
   }
   if (m.route == Route::None) {
     return exchange->send_error(api_error(404, strprintf("no route for %s %s; this server serves /v1/completions, "
-                                                         "/v1/chat/completions, /v1/models, /tokenize, "
-                                                         "/detokenize, /health and /metrics",
+                                                         "/v1/chat/completions, /v1/messages, /v1/responses, "
+                                                         "/v1/models, /tokenize, /detokenize, /health and /metrics",
                                                          req.method.c_str(), quote_for_error(req.path, 80).c_str()),
                                           "not_found"));
   }
@@ -105,9 +119,12 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
       return exchange->send_json(503, render_health(engine::failure_status(failure.kind), failure.message));
     return exchange->send_json(200, render_health("ok"));
   }
-  const std::optional<Caller> caller = ctx_.keys.authenticate(req.header("authorization"));
+  // Anthropic's clients send their key as `x-api-key`; accepted on every route, as Authorization's fallback.
+  const std::optional<Caller> caller = ctx_.keys.authenticate(req.header("authorization"), req.header("x-api-key"));
   if (!caller) {
-    ApiError e = api_error(401, "missing or invalid API key: send the header 'Authorization: Bearer <key>'",
+    ApiError e = api_error(401, anthropic ? "missing or invalid API key: send the header 'x-api-key: <key>' or "
+                                            "'Authorization: Bearer <key>'"
+                                          : "missing or invalid API key: send the header 'Authorization: Bearer <key>'",
                            "invalid_api_key");
     e.headers.emplace_back("WWW-Authenticate", "Bearer");
     return exchange->send_error(e);
@@ -126,7 +143,8 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     e.headers.emplace_back("Retry-After", std::to_string(ctx_.config.retry_after_s));
     return exchange->send_error(e);
   }
-  if (ctx_.shutting_down.load() && (m.route == Route::Completions || m.route == Route::ChatCompletions)) {
+  if (ctx_.shutting_down.load() && (m.route == Route::Completions || m.route == Route::ChatCompletions ||
+                                     m.route == Route::Messages || m.route == Route::Responses)) {
     return exchange->send_error(api_error(503, "the server is shutting down and takes no new requests",
                                           "shutting_down"));
   }
@@ -134,9 +152,9 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     case Route::Models: {
       // A key lists only what it may use.
       const bool listed = !caller->tenant || may_use_model(*caller->tenant, "", served_names(ctx_.model));
-      std::vector<std::string> adapters;
-      for (const auto& name : ctx_.model.adapters) {
-        if (!caller->tenant || may_use_model(*caller->tenant, name, served_names(ctx_.model))) adapters.push_back(name);
+      std::vector<ServedAdapter> adapters;
+      for (const auto& a : ctx_.loras.list()) {
+        if (!caller->tenant || may_use_model(*caller->tenant, a.name, served_names(ctx_.model))) adapters.push_back(a);
       }
       return exchange->send_json(200, render_models(ctx_.model, backend->engine->context_length(), listed, adapters));
     }
@@ -144,12 +162,18 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
       const std::string id = req.path.substr(11);
       if (auto e = check_model_name(ctx_, id)) return exchange->send_error(*e);
       if (auto e = check_tenant_model(ctx_, *caller, id)) return exchange->send_error(*e);
-      return exchange->send_json(200, render_model(ctx_.model, id, backend->engine->context_length()));
+      return exchange->send_json(
+          200, render_model(ctx_.model, id, backend->engine->context_length(), ctx_.loras.find(id)));
     }
     case Route::Completions: return handle_completions(ctx_ptr_, *backend, req, *caller, exchange);
     case Route::ChatCompletions: return handle_chat_completions(ctx_ptr_, *backend, req, *caller, exchange);
+    case Route::Messages: return handle_messages(ctx_ptr_, *backend, req, *caller, exchange);
+    case Route::CountTokens: return handle_count_tokens(ctx_, *backend, req, *caller, *exchange);
+    case Route::Responses: return handle_responses(ctx_ptr_, *backend, req, *caller, exchange);
     case Route::Tokenize: return handle_tokenize(ctx_, *backend, req, *exchange);
     case Route::Detokenize: return handle_detokenize(ctx_, *backend, req, *exchange);
+    case Route::LoadLora: return handle_load_lora_adapter(ctx_, *backend, req, *caller, *exchange);
+    case Route::UnloadLora: return handle_unload_lora_adapter(ctx_, *backend, req, *caller, *exchange);
     default: break;
   }
 }

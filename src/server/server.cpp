@@ -40,6 +40,12 @@ void on_hangup(int) {
   errno = saved_errno;
 }
 
+// SIGHUP's default action ends the process. Between start() (which reads the keys) and run_until_signal() the model
+// loads, which can take minutes: a reload asked for then is remembered and done once the server is ready.
+std::atomic<bool> g_reload_pending{false};
+
+void on_hangup_before_ready(int) { g_reload_pending.store(true); }
+
 }  // namespace
 
 struct Server::Impl {
@@ -74,6 +80,12 @@ Result<size_t> Server::reload_api_keys() {
 Status Server::start() {
   const ServerConfig& c = impl_->ctx.config;
   if (!c.api_keys_file.empty()) {
+    struct sigaction hup = {};
+    hup.sa_handler = on_hangup_before_ready;
+    sigemptyset(&hup.sa_mask);
+    hup.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &hup, nullptr);
+    g_reload_pending.store(false);  // the read below is the one a reload before it asked for
     auto n_keys = reload_api_keys();
     if (!n_keys.ok()) return n_keys.error();
   }
@@ -141,6 +153,7 @@ bool Server::run_until_signal(const std::function<void()>& on_ready) {
     sigemptyset(&hup.sa_mask);
     hup.sa_flags = SA_RESTART;
     sigaction(SIGHUP, &hup, nullptr);
+    if (g_reload_pending.exchange(false)) on_hangup(SIGHUP);  // asked for while the model loaded
   }
   if (on_ready) on_ready();
   for (;;) {

@@ -57,6 +57,9 @@ struct ServerConfig {
   // chat template has a `</think>` (Backend::template_thinks); None leaves the reply as it is.
   enum class ReasoningFormat { Auto, Deepseek, None };
   ReasoningFormat reasoning_format = ReasoningFormat::Auto;
+  // --allow-runtime-lora: POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's) load and unload adapters
+  // while serving; without it they answer 404 naming the flag.
+  bool allow_runtime_lora = false;
   RequestLimits limits;
   HttpLimits http;
 };
@@ -65,7 +68,8 @@ struct ServerConfig {
 struct ModelInfo {
   std::string id = "kairo";            // the name clients send as `model`
   std::vector<std::string> aliases;    // other names accepted as `model`
-  // LoRA adapters (--lora NAME=...): a request whose `model` is adapters[i] runs with the engine's adapter i + 1.
+  // LoRA adapters of --lora NAME=... (more may be loaded while serving: ServerContext::loras): a request whose `model`
+  // is adapters[i] runs with the engine's adapter i + 1.
   std::vector<std::string> adapters;
   int64_t created = 0;                 // unix seconds
   std::string owned_by = "kairo";

@@ -14,6 +14,7 @@
 #include "server/auth.h"
 #include "server/chat_template.h"
 #include "server/grammar_cache.h"
+#include "server/lora_registry.h"
 #include "server/metrics.h"
 #include "server/server_config.h"
 #include "server/tenant_usage.h"
@@ -49,7 +50,11 @@ class InflightJobs {
 
 struct ServerContext {
   ServerContext(ServerConfig c, ModelInfo m)
-      : config(std::move(c)), model(std::move(m)), metrics(config.metrics_prefix, model.id), keys(config.api_keys) {}
+      : config(std::move(c)),
+        model(std::move(m)),
+        metrics(config.metrics_prefix, model.id),
+        keys(config.api_keys),
+        loras(model.adapters) {}
 
   const ServerConfig config;
   const ModelInfo model;
@@ -61,6 +66,7 @@ struct ServerContext {
   mutable GrammarCache grammars;  // thread-safe; used from const request handlers
   mutable KeyRing keys;           // thread-safe; the tenants are replaced on SIGHUP (Server::reload_api_keys)
   mutable TenantUsage tenant_usage;  // thread-safe; by tenant name, so it outlives reloads
+  mutable LoraRegistry loras;        // thread-safe; the adapters served by name, changed by load/unload
 };
 
 }  // namespace kairo::server

@@ -1,5 +1,6 @@
 // `kairo serve` driven by the official OpenAI SDK: what existing clients do must work unchanged.
-// Run through run_openai_e2e.sh, which starts the server and sets KAIRO_URL / KAIRO_EXE / KAIRO_MODEL.
+// Run through run_openai_e2e.sh, which starts the server (with the LoRA adapter KAIRO_E2E_LORA served as e2e-lora)
+// and sets KAIRO_URL / KAIRO_EXE / KAIRO_MODEL.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -7,6 +8,7 @@ import OpenAI from "openai";
 
 const client = new OpenAI({ baseURL: process.env.KAIRO_URL, apiKey: "unused", maxRetries: 0 });
 const MODEL = "e2e-model";
+const LORA = "e2e-lora";
 
 // What `kairo run` prints for the same prompt at temperature 0.
 function kairoRun(prompt, maxTokens) {
@@ -16,9 +18,49 @@ function kairoRun(prompt, maxTokens) {
   return JSON.parse(out);
 }
 
-test("models.list names the served model", async () => {
+test("models.list names the served model, then its LoRA adapter", async () => {
   const models = await client.models.list();
-  assert.deepEqual(models.data.map((m) => m.id), [MODEL]);
+  assert.deepEqual(models.data.map((m) => m.id), [MODEL, LORA]);
+  assert.equal(models.data[1].parent, MODEL);
+});
+
+test("a LoRA adapter, selected by model or by llama-server's lora field", async () => {
+  const prompt = "I dream";
+  const ask = (fields) => client.completions.create({ model: MODEL, prompt, max_tokens: 24, temperature: 0, ...fields });
+  const base = await ask({});
+  const adapted = await ask({ model: LORA });
+  assert.equal(adapted.model, LORA);
+  assert.notEqual(adapted.choices[0].text, base.choices[0].text);
+  assert.equal((await ask({ lora: [{ id: 0, scale: 1 }] })).choices[0].text, adapted.choices[0].text);
+  assert.equal((await ask({ model: LORA, lora: [{ id: 0, scale: 0 }] })).choices[0].text, base.choices[0].text);
+  const stream = await client.chat.completions.create({ model: LORA, messages: [{ role: "user", content: "Hi" }],
+    max_tokens: 8, temperature: 0, stream: true });
+  let text = "";
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+  const whole = await client.chat.completions.create({ model: LORA, messages: [{ role: "user", content: "Hi" }],
+    max_tokens: 8, temperature: 0 });
+  assert.equal(text, whole.choices[0].message.content);
+  await assert.rejects(ask({ lora: [{ id: 7, scale: 1 }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === "lora[0].id");
+  await assert.rejects(ask({ model: "no-such-lora" }), (e) => e instanceof OpenAI.NotFoundError);
+});
+
+test("LoRA adapters load and unload while serving (--allow-runtime-lora)", async () => {
+  const post = (path, body) => fetch(`${process.env.KAIRO_URL}/${path}`, { method: "POST",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const loaded = await post("load_lora_adapter", { lora_name: "e2e-lora-again", lora_path: process.env.KAIRO_E2E_LORA });
+  assert.equal(loaded.status, 200);
+  assert.equal(await loaded.text(), "Success: LoRA adapter 'e2e-lora-again' added successfully.");
+  assert.deepEqual((await client.models.list()).data.map((m) => m.id), [MODEL, LORA, "e2e-lora-again"]);
+  const ask = (model) => client.completions.create({ model, prompt: "The machine", max_tokens: 16, temperature: 0 });
+  assert.equal((await ask("e2e-lora-again")).choices[0].text, (await ask(LORA)).choices[0].text);  // the same file
+  const unloaded = await post("unload_lora_adapter", { lora_name: "e2e-lora-again" });
+  assert.equal(unloaded.status, 200);
+  assert.deepEqual((await client.models.list()).data.map((m) => m.id), [MODEL, LORA]);
+  await assert.rejects(ask("e2e-lora-again"), (e) => e instanceof OpenAI.NotFoundError);
+  const bad = await post("load_lora_adapter", { lora_name: "broken", lora_path: process.env.KAIRO_MODEL });
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error.message, /this is not a LoRA adapter file/);
 });
 
 test("completions at temperature 0 equal `kairo run`", async () => {

@@ -2,6 +2,7 @@
 // sampled requests), a greedy one or GenerateOptions::exact_numerics with the batch-invariant ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -46,6 +47,35 @@ TEST(Generator, SampledPromptsPrefillRelaxedUnlessExactIsAsked) {
     nb += double(greedy[i]) * greedy[i];
   }
   EXPECT_GE(dot / std::sqrt(na * nb), 0.999);
+}
+
+// A context limit bounds the KV kept (and so the memory): the prompt must fit under it, and generation stops when
+// prompt + output reach it, with the tokens of an unlimited run up to there.
+TEST(Generator, ContextLimitBoundsPromptAndOutput) {
+  auto m = model::Model::load(testing::source_path("models/aidreams260K.gguf"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ThreadPool pool(2);
+  std::vector<int32_t> prompt{1};
+  for (int i = 0; i < 9; ++i) prompt.push_back(20 + i);
+  GenerateOptions o;
+  o.max_tokens = 100;
+  o.sampling.temperature = 0.0f;
+  o.stop_token_ids = {};  // run into the limit
+  auto whole = generate(**m, prompt, o, pool);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  o.context_limit = 32;
+  auto limited = generate(**m, prompt, o, pool);
+  ASSERT_TRUE(limited.ok()) << limited.error().message;
+  EXPECT_EQ(limited->stop_reason, StopReason::ContextFull);
+  ASSERT_EQ(limited->tokens.size(), 32u - prompt.size());
+  EXPECT_TRUE(std::equal(limited->tokens.begin(), limited->tokens.end(), whole->tokens.begin()));
+
+  o.context_limit = 8;  // the prompt alone is longer
+  auto refused = generate(**m, prompt, o, pool);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("--ctx-size"), std::string::npos) << refused.error().message;
+  o.context_limit = -1;
+  EXPECT_FALSE(generate(**m, prompt, o, pool).ok());
 }
 
 }  // namespace

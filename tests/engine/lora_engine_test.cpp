@@ -1,8 +1,13 @@
-// LoRA adapters in the engine: mixed-adapter batches give each request exactly its tokens alone (temperature 0), and
-// the prefix cache never serves KV computed under one adapter to a request of another.
+// LoRA adapters in the engine: mixed-adapter batches give each request exactly its tokens alone (temperature 0), the
+// prefix cache never serves KV computed under one adapter to a request of another, a per-request scale is the same
+// file loaded at that scale, and adapters load and unload while the engine serves (ids reused, never renumbered).
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+
+#include <unistd.h>
 
 #include "convert/lora/synth_adapter.h"
 #include "engine/engine.h"
@@ -18,7 +23,9 @@ using testing::run_requests;
 constexpr const char* kBase = "synth-llama-gqa.Q8_0.gguf";
 
 std::string make_adapter(int seed, float strength) {
-  const std::string path = ::testing::TempDir() + "/kairo_lora_engine_" + std::to_string(seed) + ".gguf";
+  // The process id in the name: ctest runs each test in its own process, several at once.
+  const std::string path = ::testing::TempDir() + "/kairo_lora_engine_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(seed) + ".gguf";
   convert::AdapterSynthOptions o;
   o.rank = 8;
   o.seed = static_cast<uint64_t>(seed);
@@ -126,6 +133,175 @@ TEST(LoraEngine, UnknownAdapterIsRefused) {
   ASSERT_TRUE(std::holds_alternative<SubmitRejection>(result));
   EXPECT_EQ(std::get<SubmitRejection>(result).kind, SubmitError::Invalid);
   EXPECT_EQ(std::get<SubmitRejection>(result).message, "LoRA adapter 6 is not loaded (5 are)");
+}
+
+
+// A per-request scale runs the adapter exactly as if its file were loaded at that scale, and shares that adapter's
+// prefix-cache entries; scale 0 is the base, the loaded scale the adapter itself.
+TEST(LoraEngine, PerRequestScaleIsTheFileLoadedAtThatScale) {
+  Request r = testing::mixed_requests(12, 6, 5)[8];  // a 100-token prompt: six full blocks
+  auto engine = make_engine();
+  auto run_with = [&](int adapter, std::optional<float> scale) {
+    Request q = r;
+    q.adapter = adapter;
+    q.adapter_scale = scale;
+    return run_requests(*engine, {q})[0];
+  };
+  const Finished loaded_half = run_with(5, std::nullopt);  // adapter 1's file, loaded at 0.5
+  const Finished asked_half = run_with(1, 0.5f);
+  EXPECT_EQ(asked_half.tokens, loaded_half.tokens);
+  EXPECT_GT(asked_half.n_cached, 0) << "the same file at the same scale shares KV";
+  const Finished asked_one = run_with(1, 1.0f);  // the loaded scale: adapter 1 itself
+  EXPECT_EQ(asked_one.n_cached, 0);
+  EXPECT_EQ(asked_one.tokens, run_requests(*make_engine(), {[&] { Request q = r; q.adapter = 1; return q; }()})[0].tokens);
+  EXPECT_NE(asked_one.tokens, asked_half.tokens);
+  const Finished asked_zero = run_with(1, 0.0f);
+  EXPECT_EQ(asked_zero.tokens, run_requests(*make_engine(), {r})[0].tokens);
+  // Two scales of one adapter in one batch, next to the adapter itself: each as alone.
+  std::vector<Request> mixed(3, r);
+  mixed[0].adapter = 2, mixed[0].adapter_scale = 0.25f;
+  mixed[1].adapter = 2, mixed[1].adapter_scale = 2.0f;
+  mixed[2].adapter = 2;
+  const std::vector<Finished> together = run_requests(*make_engine(), mixed);
+  for (size_t i = 0; i < mixed.size(); ++i) {
+    EXPECT_EQ(together[i].tokens, run_requests(*make_engine(), {mixed[i]})[0].tokens) << "request " << i;
+  }
+  EXPECT_NE(together[0].tokens, together[1].tokens);
+  // Scaled copies are freed with their last request: only the five adapters remain.
+  EXPECT_EQ(fixture().loaded.model->adapters().n_in_use(), 5);
+
+  Request bad = r;
+  bad.adapter = 1;
+  bad.adapter_scale = -1.0f;
+  auto refused = engine->submit(bad, [](const RequestOutput&) {});
+  ASSERT_TRUE(std::holds_alternative<SubmitRejection>(refused));
+  EXPECT_EQ(std::get<SubmitRejection>(refused).message, "the LoRA scale -1 is not a finite number >= 0");
+}
+
+// An engine over its own copy of the base model (loads stay in the model), taking up to two adapters.
+struct RuntimeLora {
+  testing::LoadedModel loaded = testing::load_shared_model(kBase);
+  std::unique_ptr<Engine> engine;
+  RuntimeLora() {
+    EngineConfig cfg;
+    cfg.n_threads = 2;
+    cfg.max_loras = 2;
+    auto e = Engine::create(*loaded.model, *loaded.tokenizer, cfg);
+    EXPECT_TRUE(e.ok()) << e.error().message;
+    if (e.ok()) engine = std::move(*e);
+  }
+  LoadedAdapter load(const std::string& path) {
+    auto r = engine->load_adapter(path, 1.0f);
+    if (const auto* refusal = std::get_if<AdapterRefusal>(&r)) ADD_FAILURE() << refusal->message;
+    return std::holds_alternative<LoadedAdapter>(r) ? std::get<LoadedAdapter>(r) : LoadedAdapter{};
+  }
+};
+
+// What adapter `fixture_adapter` (1-4: files 1-4) of the shared fixture gives for r.
+std::vector<int32_t> fixture_tokens(Request r, int fixture_adapter) {
+  r.adapter = fixture_adapter;
+  r.adapter_generation = 0;
+  return run_requests(*make_engine(), {r})[0].tokens;
+}
+
+TEST(LoraEngine, LoadAndUnloadWhileServingReuseIdsAndNeverShareKv) {
+  const auto& files = fixture().files;
+  RuntimeLora rt;
+  ASSERT_TRUE(rt.engine);
+  Request r = testing::mixed_requests(12, 6, 5)[8];
+  auto bad = rt.engine->load_adapter(kairo::testing::shared_path(std::string("models/") + kBase), 1.0f);
+  ASSERT_TRUE(std::holds_alternative<AdapterRefusal>(bad));
+  EXPECT_EQ(std::get<AdapterRefusal>(bad).kind, AdapterError::Invalid);
+  EXPECT_NE(std::get<AdapterRefusal>(bad).message.find("this is not a LoRA adapter file"), std::string::npos)
+      << std::get<AdapterRefusal>(bad).message;
+  const LoadedAdapter first = rt.load(files[0]);
+  EXPECT_EQ(first.id, 1);
+  const LoadedAdapter second = rt.load(files[1]);
+  EXPECT_EQ(second.id, 2);
+  EXPECT_NE(first.generation, second.generation);
+  auto full = rt.engine->load_adapter(files[2], 1.0f);
+  ASSERT_TRUE(std::holds_alternative<AdapterRefusal>(full));
+  EXPECT_EQ(std::get<AdapterRefusal>(full).kind, AdapterError::Full);
+
+  Request q = r;
+  q.adapter = first.id;
+  q.adapter_generation = first.generation;
+  const Finished under_first = run_requests(*rt.engine, {q})[0];
+  EXPECT_EQ(under_first.tokens, fixture_tokens(r, 1));
+
+  auto unloaded = rt.engine->unload_adapter(first.id, first.generation);
+  ASSERT_TRUE(std::holds_alternative<int>(unloaded));
+  EXPECT_EQ(std::get<int>(unloaded), 0);
+  const LoadedAdapter third = rt.load(files[2]);  // the freed id, another file
+  EXPECT_EQ(third.id, first.id);
+  // A request for the old load is refused, not run under the new one.
+  auto stale = rt.engine->submit(q, [](const RequestOutput&) {});
+  ASSERT_TRUE(std::holds_alternative<SubmitRejection>(stale));
+  EXPECT_EQ(std::get<SubmitRejection>(stale).message,
+            "LoRA adapter 1 was unloaded since this request named it; the id now holds another adapter");
+  // The same prompt in the same index: nothing of the old adapter's KV is served, and the output is the new one's.
+  q.adapter_generation = third.generation;
+  const Finished under_third = run_requests(*rt.engine, {q})[0];
+  EXPECT_EQ(under_third.n_cached, 0);
+  EXPECT_EQ(under_third.tokens, fixture_tokens(r, 3));
+  EXPECT_NE(under_third.tokens, under_first.tokens);
+
+  auto gone = rt.engine->unload_adapter(first.id, first.generation);
+  ASSERT_TRUE(std::holds_alternative<AdapterRefusal>(gone));
+  EXPECT_EQ(std::get<AdapterRefusal>(gone).kind, AdapterError::NotLoaded);
+}
+
+// Unloaded while a request runs with it: the request runs to its end under it, new ones are refused, and the id is
+// free for a load once the request has finished.
+TEST(LoraEngine, UnloadWhileARequestRunsFinishesItFirst) {
+  const auto& files = fixture().files;
+  RuntimeLora rt;
+  ASSERT_TRUE(rt.engine);
+  const LoadedAdapter a = rt.load(files[0]);
+  rt.load(files[1]);
+  Request r = testing::mixed_requests(12, 12, 5)[4];
+  r.adapter = a.id;
+  r.adapter_generation = a.generation;
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool first_token = false, go_on = false, finished = false;
+  std::vector<int32_t> tokens;
+  auto id = rt.engine->submit(r, [&](const RequestOutput& o) {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (const auto& t : o.tokens) tokens.push_back(t.token);
+    if (!first_token) {  // hold the engine thread here, between two steps, until the adapter is unloaded
+      first_token = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return go_on; });
+    }
+    if (o.finished) {
+      finished = true;
+      cv.notify_all();
+    }
+  });
+  ASSERT_TRUE(std::holds_alternative<RequestId>(id));
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return first_token; });
+  }
+  auto unloaded = rt.engine->unload_adapter(a.id, a.generation);
+  ASSERT_TRUE(std::holds_alternative<int>(unloaded));
+  EXPECT_EQ(std::get<int>(unloaded), 1);
+  auto refused = rt.engine->submit(r, [](const RequestOutput&) {});
+  ASSERT_TRUE(std::holds_alternative<SubmitRejection>(refused));
+  EXPECT_EQ(std::get<SubmitRejection>(refused).message, "LoRA adapter 1 is being unloaded: it takes no new requests");
+  auto full = rt.engine->load_adapter(files[2], 1.0f);  // still resident until its request ends
+  ASSERT_TRUE(std::holds_alternative<AdapterRefusal>(full));
+  EXPECT_EQ(std::get<AdapterRefusal>(full).kind, AdapterError::Full);
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    go_on = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return finished; });
+  }
+  EXPECT_EQ(tokens, fixture_tokens(r, 1));
+  EXPECT_EQ(rt.load(files[2]).id, a.id);  // freed with its last request
 }
 
 }  // namespace

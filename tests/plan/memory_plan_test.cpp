@@ -228,16 +228,5 @@ TEST(DeviceCatalog, CpuDeviceFromMeasurement) {
   EXPECT_EQ(d.usable_bytes(), static_cast<uint64_t>((20ull << 30) * 0.9));
   EXPECT_EQ(d.bandwidth_gbs, 31);
 }
-
-TEST(SystemMemory, ParsesMemAvailable) {
-  const std::string text = "MemTotal:       24000000 kB\nMemFree:        1000 kB\nMemAvailable:   23000000 kB\n";
-  EXPECT_EQ(parse_mem_available(text).value(), 23000000ull * 1024);
-  EXPECT_FALSE(parse_mem_available("MemTotal: 5 kB\n").ok());
-  EXPECT_FALSE(parse_mem_available("MemAvailable: lots\n").ok());
-  auto live = read_mem_available();
-  ASSERT_TRUE(live.ok()) << live.error().message;
-  EXPECT_GT(*live, 0u);
-}
-
 }  // namespace
 }  // namespace kairo::plan

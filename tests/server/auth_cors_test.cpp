@@ -1,5 +1,5 @@
-// API keys (401 on every endpoint but /health), key files, the constant-time compare, CORS (off unless
-// configured; preflight) and X-Request-Id.
+// API keys (401 on every endpoint but /health; sent as Authorization: Bearer or x-api-key), key files, the
+// constant-time compare, CORS (off unless configured; preflight) and X-Request-Id.
 #include <cstdio>
 #include <fstream>
 
@@ -118,6 +118,20 @@ TEST(KeyRingTest, AuthenticateYieldsTheKeysTenant) {
   EXPECT_FALSE(ring.authenticate("").has_value());
 }
 
+TEST(KeyRingTest, AnthropicsXApiKeyIsTheFallbackForAuthorization) {
+  KeyRing ring({"sk-plain"});
+  ASSERT_TRUE(ring.set_tenants({named("team-a", "sk-a")}).ok());
+  auto a = ring.authenticate("", "sk-a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->name(), "team-a");
+  EXPECT_TRUE(ring.authenticate("", " sk-plain ").has_value());
+  EXPECT_TRUE(ring.authenticate("Bearer sk-a", "sk-wrong").has_value());  // Authorization decides when present
+  EXPECT_FALSE(ring.authenticate("Bearer sk-wrong", "sk-a").has_value());
+  EXPECT_FALSE(ring.authenticate("", "Bearer sk-a").has_value());  // the header's value is the key itself
+  EXPECT_FALSE(ring.authenticate("", "").has_value());
+  EXPECT_TRUE(KeyRing().authenticate("", "anything").has_value());
+}
+
 TEST(KeyRingTest, NoKeysMeansEveryoneIsAnonymous) {
   KeyRing ring;
   auto c = ring.authenticate("");
@@ -183,7 +197,8 @@ TEST_F(CorsTest, ResponsesCarryTheOriginAndPreflightNeedsNoKey) {
   r = request(port_, "OPTIONS", "/v1/chat/completions", "", {"Origin: https://app.example"});
   EXPECT_EQ(r.status, 204);
   EXPECT_EQ(r.header("access-control-allow-methods"), "GET, HEAD, POST, OPTIONS");
-  EXPECT_EQ(r.header("access-control-allow-headers"), "Authorization, Content-Type, X-Request-Id");
+  EXPECT_EQ(r.header("access-control-allow-headers"),
+            "Authorization, Content-Type, X-Request-Id, X-Api-Key, Anthropic-Version, Anthropic-Beta");
   EXPECT_EQ(r.header("access-control-allow-origin"), "https://app.example");
   r = post("/v1/completions", {{"prompt", "x"}});  // errors carry CORS too, so the browser can read them
   EXPECT_EQ(r.status, 401);

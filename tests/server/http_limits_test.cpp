@@ -62,8 +62,8 @@ TEST_F(HttpLimitsTest, UnknownRouteIs404AndWrongMethodIs405) {
   ASSERT_EQ(r.status, 404);
   EXPECT_EQ(r.json()["error"]["type"], "not_found_error");
   EXPECT_EQ(r.json()["error"]["message"],
-            "no route for GET \"/v2/nothing\"; this server serves /v1/completions, /v1/chat/completions, /v1/models, "
-            "/tokenize, /detokenize, /health and /metrics");
+            "no route for GET \"/v2/nothing\"; this server serves /v1/completions, /v1/chat/completions, "
+            "/v1/messages, /v1/responses, /v1/models, /tokenize, /detokenize, /health and /metrics");
   r = get("/v1/completions");
   ASSERT_EQ(r.status, 405);
   EXPECT_EQ(r.header("allow"), "POST");

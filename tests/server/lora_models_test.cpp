@@ -51,9 +51,11 @@ TEST_F(LoraModelsTest, ModelsListsAdaptersWithTheirParent) {
                            {"owned_by", "kairo"},
                            {"root", "sql-lora"},
                            {"parent", "demo"},
-                           {"max_model_len", 256}}));
+                           {"max_model_len", 256},
+                           {"lora_id", 0}}));
   EXPECT_EQ(data[3]["id"], "chat-lora");
   EXPECT_EQ(data[3]["parent"], "demo");
+  EXPECT_EQ(data[3]["lora_id"], 1);
   const auto one = get("/v1/models/chat-lora");
   ASSERT_EQ(one.status, 200);
   EXPECT_EQ(one.json()["parent"], "demo");

@@ -276,6 +276,27 @@ TEST_F(TenantTest, SighupReloadsTheKeysFile) {
   EXPECT_TRUE(running.get());
 }
 
+// While the model loads (after start(), before run_until_signal()), a SIGHUP neither ends the process (its default
+// action) nor is lost: the reload runs once the server is ready.
+TEST_F(TenantTest, SighupWhileLoadingReloadsOnceReady) {
+  start_with(kKeysJson);
+  write_keys(R"({"keys": [{"name": "team-new", "key": "sk-new"}]})");
+  ASSERT_EQ(std::raise(SIGHUP), 0);
+  const json body = {{"prompt", "hi"}, {"max_tokens", 1}};
+  std::promise<void> ready;
+  auto running = std::async(std::launch::async, [&] { return server_->run_until_signal([&] { ready.set_value(); }); });
+  ready.get_future().wait();
+  bool reloaded = false;
+  for (int i = 0; i < 500 && !reloaded; ++i) {
+    reloaded = post("/v1/completions", body, {"Authorization: Bearer sk-new"}).status == 200;
+    if (!reloaded) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(reloaded);
+  EXPECT_EQ(post("/v1/completions", body, kA).status, 401);
+  EXPECT_TRUE(server_->stop());
+  EXPECT_TRUE(running.get());
+}
+
 TEST(TenantStartTest, BadKeysFileFailsStart) {
   const std::string path = ::testing::TempDir() + "/kairo_tenant_keys_bad.json";
   {

@@ -38,6 +38,46 @@ TEST(PlanCli, PresetWithWeightsDtypeAndCatalogDevice) {
   EXPECT_NE(r.out.find("largest concurrency at context 8192: 13"), std::string::npos) << r.out;
 }
 
+// The synthetic llama was made for 512 tokens: 4096 fits in 1 GiB, but it is not a context the model can use, and
+// `kairo serve` would refuse it. The plan must say that rather than "fits".
+TEST(PlanCli, ContextBeyondTheModelsIsReported) {
+  const std::string args = "plan --model " + kSynth +
+                           " --device custom --mem-gb 1 --bandwidth-gbs 100 --tflops 10 --context 4096";
+  const auto human = run_kairo(args);
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("context: TOO LONG FOR THE MODEL. --context 4096 is beyond the model's trained context of "
+                           "512 tokens (llama.context_length)"),
+            std::string::npos)
+      << human.out;
+  EXPECT_NE(human.out.find("Lower --context to 512 or less"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("fits in memory, but the context is beyond the model's (above)"), std::string::npos)
+      << human.out;
+  EXPECT_EQ(human.out.find("usable: fits |"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("refuses to start (--max-model-len 4096 is larger than the model's context length of 512 "
+                           "tokens; use at most 512)"),
+            std::string::npos)
+      << human.out;
+
+  const auto r = run_kairo(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["context"]["requested"], 4096);
+  EXPECT_EQ(j["context"]["trained"], 512);
+  EXPECT_EQ(j["context"]["fits"], false);
+  EXPECT_EQ(j["context"]["rope_scaling"], "none");
+  EXPECT_NE(j["context"]["advice"].get<std::string>().find("never saw in training"), std::string::npos);
+  EXPECT_EQ(j["memory"]["fits"], true);  // memory alone: the verdict on the context is j["context"]
+  EXPECT_NE(j["kv_pool"]["error"].get<std::string>().find("larger than the model's context length"),
+            std::string::npos);
+
+  const auto within = run_kairo("plan --model " + kSynth +
+                                " --device custom --mem-gb 1 --bandwidth-gbs 100 --tflops 10 --context 512 --json");
+  ASSERT_EQ(within.exit_code, 0) << within.err;
+  const auto w = nlohmann::json::parse(within.out);
+  EXPECT_EQ(w["context"]["fits"], true);
+  EXPECT_FALSE(w["context"].contains("advice"));
+}
+
 TEST(PlanCli, ListShowsDevicesAndPresets) {
   const auto r = run_kairo("plan --list");
   ASSERT_EQ(r.exit_code, 0);

@@ -51,6 +51,20 @@ TEST(RunCommand, StopsAtTheContextLengthWithAMessage) {
   EXPECT_EQ(out["prompt_tokens"].size() + out["tokens"].size(), 128u);
 }
 
+// --ctx-size bounds the KV cache kairo run allocates up front (a long-context model on a small machine).
+TEST(RunCommand, CtxSizeBoundsTheContext) {
+  const auto r = run_kairo("run --model " + testing::demo_model_path() + " --prompt 'I dream' --temperature 0 "
+                           "--max-tokens 500 --ctx-size 24 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = json::parse(r.out);
+  EXPECT_EQ(out["stop_reason"], "context_full");
+  EXPECT_EQ(out["prompt_tokens"].size() + out["tokens"].size(), 24u);
+  const auto shorter = run_kairo("run --model " + testing::demo_model_path() + " --prompt 'I dream of a long night' "
+                                 "--ctx-size 3");
+  EXPECT_EQ(shorter.exit_code, 1);
+  EXPECT_NE(shorter.err.find("raise the limit (--ctx-size"), std::string::npos) << shorter.err;
+}
+
 TEST(RunCommand, SeededSamplingIsReproducible) {
   const std::string args = "run --model " + testing::demo_model_path() +
                            " --prompt 'The machine' --temperature 0.9 --seed 42 --max-tokens 20 --json";

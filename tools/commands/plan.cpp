@@ -47,7 +47,8 @@ Result<plan::DeviceSpec> resolve_device(const PlanArgs& a) {
     d.description = "custom device";
     d.usable_fraction = 0.9;
   } else if (name == "cpu") {
-    KAIRO_TRY_ASSIGN(const uint64_t avail, plan::read_mem_available());
+    KAIRO_TRY_ASSIGN(const plan::MemoryHeadroom headroom, plan::read_memory_headroom());
+    const uint64_t avail = headroom.bytes;
     plan::CpuMeasurement m;
     m.mem_available_bytes = avail;
     if (!(a.bandwidth_gbs > 0 && (a.tflops > 0 || a.tops > 0))) {
@@ -56,6 +57,7 @@ Result<plan::DeviceSpec> resolve_device(const PlanArgs& a) {
       o.seconds_per_test = 0.1;
       m = bench::measure_cpu(o, avail);
     }
+    m.memory_limited_by = headroom.limited_by;
     d = plan::cpu_device(m);
   } else if (name.rfind("vulkan", 0) == 0 || name.rfind("cuda", 0) == 0) {
     // A device on this machine: its memory from the driver, its read bandwidth measured by a streaming kernel.
@@ -144,6 +146,10 @@ nlohmann::json to_json(const plan::Plan& p, const std::string& source) {
                  {"kv_bytes_per_token", p.kv_bytes_per_token}, {"activation_bytes", m.activation_bytes},
                  {"overhead_bytes", m.overhead_bytes}, {"total_bytes", m.total_bytes},
                  {"usable_bytes", m.usable_bytes}, {"fits", m.fits}};
+  const auto& t = p.trained_context;
+  j["context"] = {{"requested", t.requested}, {"trained", t.trained}, {"rope_scaling", t.rope_scaling},
+                  {"fits", t.fits}};
+  if (!t.fits) j["context"]["advice"] = t.advice;
   j["limits"] = {{"max_context_at_concurrency", p.max_context_at_concurrency},
                  {"max_concurrency_at_context", p.max_concurrency_at_context}};
   if (p.kv_pool.ok()) {
@@ -177,6 +183,7 @@ void print_human(const plan::Plan& p, const std::string& source) {
   std::printf("request: context %d × concurrency %d, KV %s in blocks of %d, up to %d tokens per step\n\n",
               r.context_length, r.concurrency, std::string(dtype_name(r.kv_dtype)).c_str(), r.kv_block_size,
               r.max_batch_tokens);
+  if (!p.trained_context.fits) std::printf("context: TOO LONG FOR THE MODEL. %s\n\n", p.trained_context.advice.c_str());
 
   std::printf("## memory\n\n| part | size | detail |\n| --- | ---: | --- |\n");
   std::string types;
@@ -191,8 +198,11 @@ void print_human(const plan::Plan& p, const std::string& source) {
   std::printf("| activations | %s | %d tokens per step, %d logit rows |\n", gib(m.activation_bytes).c_str(),
               r.max_batch_tokens, std::min(r.max_batch_tokens, r.concurrency));
   std::printf("| runtime overhead | %s | |\n", gib(m.overhead_bytes).c_str());
+  const char* verdict = !m.fits                      ? "DOES NOT FIT"
+                        : !p.trained_context.fits    ? "fits in memory, but the context is beyond the model's (above)"
+                                                     : "fits";
   std::printf("| **total** | **%s** | of %s usable: %s |\n\n", gib(m.total_bytes).c_str(), gib(m.usable_bytes).c_str(),
-              m.fits ? "fits" : "DOES NOT FIT");
+              verdict);
   if (!p.to_fit.empty()) std::printf("to fit: %s\n\n", p.to_fit.c_str());
   if (p.max_context_at_concurrency > 0) {
     std::printf("largest context at concurrency %d: %d%s\n", r.concurrency, p.max_context_at_concurrency,
@@ -216,6 +226,8 @@ void print_human(const plan::Plan& p, const std::string& source) {
                   static_cast<long long>(p.kv_pool->n_window_blocks),
                   gib(static_cast<uint64_t>(p.kv_pool->n_window_blocks) * p.kv_pool->window_bytes_per_block).c_str());
     }
+  } else if (!p.trained_context.fits) {
+    std::printf("%s: refuses to start (%s)\n", serve.c_str(), p.kv_pool.error().message.c_str());
   } else {
     std::printf("%s on this budget: refuses to start, not even one sequence fits\n", serve.c_str());
   }

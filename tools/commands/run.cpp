@@ -1,5 +1,6 @@
 // `kairo run --model M --prompt P [--device D]`: generate a continuation. With --json prints
 // {"prompt_tokens":[...],"tokens":[...],"text":"..."} (+ "logits" for the first --logits K steps).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -22,6 +23,7 @@ struct RunArgs {
   std::string model = "models/aidreams260K.gguf";
   std::string prompt;
   int max_tokens = 128;
+  int ctx_size = 0;  // 0 = the model's trained context
   float temperature = 0.8f;
   int top_k = 40;
   float top_p = 0.95f;
@@ -76,6 +78,7 @@ int run_generate(const RunArgs& args) {
 
   engine::GenerateOptions opts;
   opts.max_tokens = args.max_tokens;
+  opts.context_limit = args.ctx_size;
   opts.sampling.temperature = args.temperature;
   opts.sampling.top_k = args.top_k;
   opts.sampling.top_p = args.top_p;
@@ -128,7 +131,10 @@ int run_generate(const RunArgs& args) {
   } else {
     std::printf("%s\n", tail.c_str());
     if (result->stop_reason == engine::StopReason::ContextFull) {
-      std::fprintf(stderr, "[stopped: the model's context of %d tokens is full]\n", (*model)->config().context_length);
+      const int trained = (*model)->config().context_length;
+      const int context = args.ctx_size > 0 ? std::min(args.ctx_size, trained) : trained;
+      std::fprintf(stderr, "[stopped: the context of %d tokens is full%s]\n", context,
+                   context < trained ? " (raise --ctx-size)" : "");
     }
   }
   if (args.stats) {
@@ -148,6 +154,11 @@ void setup(CLI::App& app) {
   cmd->add_option("--prompt,-p", a->prompt, "Prompt text")->required();
   cmd->add_option("--max-tokens,-n", a->max_tokens, "Tokens to generate at most")->capture_default_str()
       ->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--ctx-size,-c", a->ctx_size,
+                  "Tokens of context (prompt + output) to keep KV for; the KV cache is allocated for all of it up "
+                  "front (0 = the model's trained context)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--temperature,-t", a->temperature, "Sampling temperature; 0 is greedy")->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str()

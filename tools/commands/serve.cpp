@@ -36,6 +36,7 @@ struct ServeArgs {
   std::vector<std::string> served_names;  // first = the id in /v1/models; the rest are aliases
   std::vector<std::string> loras;         // --lora NAME=PATH[:SCALE]
   int max_lora_rank = model::lora::kDefaultMaxRank;
+  int max_loras = 16;                     // adapters resident at once: --lora ones and runtime loads together
   std::string api_key_file;
   std::string reasoning_format = "auto";  // auto | deepseek | none (ServerConfig::reasoning_format)
   std::string chat_template_file;         // a Jinja chat template used instead of the model's
@@ -107,9 +108,11 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a, const
     out.budget_source = strprintf("%.0f %% of %s's %s", device.usable_fraction * 100, device.name.c_str(),
                                   human_bytes(mem.total_bytes).c_str());
   } else {
-    KAIRO_TRY_ASSIGN(const uint64_t avail, plan::read_mem_available());
-    device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = avail});
-    out.budget_source = strprintf("%.0f %% of %s available", device.usable_fraction * 100, human_bytes(avail).c_str());
+    // The weights are mapped already and the plan counts them again: under `ulimit -v` they come back.
+    KAIRO_TRY_ASSIGN(const plan::MemoryHeadroom avail, plan::read_memory_headroom(model.file().file_size()));
+    device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = avail.bytes});
+    out.budget_source = strprintf("%.0f %% of %s available, set by %s", device.usable_fraction * 100,
+                                  human_bytes(avail.bytes).c_str(), avail.limited_by.c_str());
   }
   const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(model.file()),
                                                                      plan::expert_fraction(model.config()));
@@ -153,6 +156,8 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   config.max_waiting = a.max_waiting;
   config.enable_prefix_caching = !a.no_prefix_caching;
   config.exact_numerics = a.exact_numerics;
+  config.max_loras = a.max_loras;
+  config.max_lora_rank = a.max_lora_rank;
   KAIRO_TRY_ASSIGN(config.speculative, speculative_config(a.speculative, draft));
   KAIRO_TRY_ASSIGN(auto engine, engine::Engine::create(model, tok, config));
   return EngineHolder{std::move(engine)};
@@ -209,6 +214,10 @@ int run_serve(ServeArgs a) {
     info.adapters.push_back(spec->name);
     loras.push_back(*spec);
   }
+  if (static_cast<int>(loras.size()) > a.max_loras) {
+    return fail(strprintf("--lora gives %zu adapters but --max-loras is %d; raise --max-loras", loras.size(),
+                          a.max_loras));
+  }
   info.created = std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
@@ -255,8 +264,8 @@ int run_serve(ServeArgs a) {
   for (const LoraSpec& spec : loras) {  // adapter i + 1 of the engine is info.adapters[i]
     auto idx = attach_lora(**model, spec, a.max_lora_rank);
     if (!idx.ok()) return fail(idx.error().message);
-    std::fprintf(stderr, "kairo serve: LoRA adapter %s = %s (scale %g)\n", spec.name.c_str(), spec.path.c_str(),
-                 static_cast<double>(spec.scale));
+    std::fprintf(stderr, "kairo serve: LoRA adapter %s = %s (scale %g), lora id %d\n", spec.name.c_str(),
+                 spec.path.c_str(), static_cast<double>(spec.scale), *idx - 1);
   }
   auto draft = load_draft_model(a.speculative, **model, a.device);
   if (!draft.ok()) return fail(draft.error().message);
@@ -312,9 +321,17 @@ void setup(CLI::App& app) {
   cmd->add_option("--served-model-name", a->served_names,
                   "Name(s) clients use as `model`; the first is listed by /v1/models (default: the file's stem)");
   cmd->add_option("--lora", a->loras,
-                  "LoRA adapter NAME=PATH[:SCALE] (llama.cpp GGUF; repeatable): requests with \"model\": NAME run "
-                  "with it, mixed in the same batches as the base");
-  cmd->add_option("--max-lora-rank", a->max_lora_rank, "Largest adapter rank accepted")->capture_default_str();
+                  "LoRA adapter NAME=PATH[:SCALE] (llama.cpp GGUF; repeatable): requests with \"model\": NAME, or "
+                  "llama-server's \"lora\": [{\"id\": I, \"scale\": S}] (I: its place from 0), run with it, mixed in "
+                  "the same batches as the base");
+  cmd->add_option("--max-lora-rank", a->max_lora_rank, "Largest adapter rank accepted")->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--max-loras", a->max_loras,
+                  "LoRA adapters resident at once: the --lora ones and those loaded while serving")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_flag("--allow-runtime-lora", s.allow_runtime_lora,
+                "Serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's): load and unload LoRA adapters "
+                "while serving (any key without a \"models\" list may)");
   cmd->add_option("--api-key", s.api_keys, "Require `Authorization: Bearer <key>` (repeatable)");
   cmd->add_option("--api-key-file", a->api_key_file, "File with one API key per line ('#' comments)");
   cmd->add_option("--api-keys-file", s.api_keys_file,

@@ -217,6 +217,24 @@ class CpuDevice final : public Device {
       for (int64_t c = 0; c < dim; ++c) dst[c] += scale[i] * src[c];
     }
   }
+  void add_lora_deltas(const DeviceLoraDeltas& job) override {
+    assert(pool_ != nullptr && "CPU device ops run between begin_step and end_step");
+    const size_t n_pairs = static_cast<size_t>(job.n_groups) * static_cast<size_t>(job.n_targets);
+    if (lora_pairs_.size() < n_pairs) lora_pairs_.resize(n_pairs);
+    bool fusable = be_.add_lora_deltas != nullptr;
+    for (size_t k = 0; k < n_pairs && fusable; ++k) {
+      const DeviceLoraPair& p = job.pairs[k];
+      lora_pairs_[k] = p.a != nullptr ? LoraPairView{p.a->view, p.b->view, p.scale} : LoraPairView{};
+      if (p.a != nullptr) fusable = is_plain_float(p.a->view) && is_plain_float(p.b->view);
+    }
+    if (!fusable) return Device::add_lora_deltas(job);
+    lora_outs_.resize(static_cast<size_t>(job.n_targets));
+    for (int i = 0; i < job.n_targets; ++i) lora_outs_[static_cast<size_t>(i)] = job.ys[i].host<float>();
+    const LoraDeltas fused{job.x.host<const float>(), job.n_in,      job.n_groups,      job.offsets,
+                           job.rows.host<const int32_t>(), job.n_targets, lora_pairs_.data(), lora_outs_.data(),
+                           job.h.host<float>(),     job.max_rank};
+    be_.add_lora_deltas(fused, *pool_);
+  }
   void kv_write(const DeviceKvLayer& kv, DeviceSpan slot_mapping, DeviceSpan k, DeviceSpan v,
                 int64_t n_tokens) override {
     be_.kv_write(host_layer(kv), slot_mapping.host<const int64_t>(), k.host<const float>(), v.host<const float>(),
@@ -232,6 +250,10 @@ class CpuDevice final : public Device {
   }
 
  private:
+  // What the fused LoRA kernels read: float rows in GGUF layout.
+  static bool is_plain_float(const MatrixView& m) {
+    return m.packing == 0 && (m.dtype == DType::F32 || m.dtype == DType::F16 || m.dtype == DType::BF16);
+  }
   static KvLayerView host_layer(const DeviceKvLayer& kv) {
     return KvLayerView{kv.k.ptr, kv.v.ptr, kv.dtype, kv.n_kv_heads, kv.head_dim, kv.block_size};
   }
@@ -239,6 +261,8 @@ class CpuDevice final : public Device {
   const Backend& be_;
   ThreadPool* pool_ = nullptr;
   std::vector<MatrixView> grouped_views_;  // matmul_grouped's weights as views (grown, then reused)
+  std::vector<LoraPairView> lora_pairs_;   // add_lora_deltas' pairs as views (grown, then reused)
+  std::vector<float*> lora_outs_;
   std::mutex mutex_;
   std::unordered_map<void*, std::shared_ptr<void>> owned_;
 };

@@ -14,7 +14,8 @@
                 int64_t n_tokens);                                                                          \
   void attention(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads, \
                  float scale, ThreadPool& pool);                                                            \
-  void matmul_float(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+  void matmul_float(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);        \
+  void add_lora_deltas(const LoraDeltas& job, ThreadPool& pool);
 
 namespace kairo::kernels::avx2 {
 KAIRO_CPU_ELEMENTWISE_OPS

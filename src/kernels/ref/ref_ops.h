@@ -15,5 +15,7 @@ void get_row(const MatrixView& table, int64_t row, float* out);
 void kv_write(const KvLayerView& kv, const int64_t* slot_mapping, const float* k, const float* v, int64_t n_tokens);
 void attention(const float* q, float* out, const KvLayerView& kv, const AttentionBatch& batch, int n_heads,
                float scale, ThreadPool& pool);
+// One thread, token by token (ref_lora_deltas.cpp).
+void add_lora_deltas(const LoraDeltas& job, ThreadPool& pool);
 
 }  // namespace kairo::kernels::ref

@@ -1,5 +1,6 @@
 #include "model/lora/lora_set.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -59,7 +60,7 @@ kernels::MatrixView view_of(const uint8_t* data, DType type, int64_t n_rows, int
 
 }  // namespace
 
-Result<uint64_t> adapter_identity(const std::string& path, float user_scale) {
+Result<uint64_t> adapter_file_hash(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return Error{strprintf("%s: cannot read the adapter file: %s", path.c_str(), std::strerror(errno))};
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -71,63 +72,141 @@ Result<uint64_t> adapter_identity(const std::string& path, float user_scale) {
   const bool failed = std::ferror(f) != 0;
   std::fclose(f);
   if (failed) return Error{strprintf("%s: error while reading the adapter file", path.c_str())};
+  return h;
+}
+
+uint64_t adapter_identity(uint64_t file_hash, float user_scale) {
   uint32_t bits = 0;
   std::memcpy(&bits, &user_scale, sizeof bits);
+  uint64_t h = file_hash;
   for (int i = 0; i < 4; ++i) h = (h ^ ((bits >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
   return h;
 }
 
-Result<int> LoraSet::add(const Adapter& adapter, const ModelConfig& config, kernels::Device& device) {
-  auto out = std::make_unique<DeviceAdapter>();
-  out->name = adapter.name;
-  out->layers.resize(static_cast<size_t>(config.n_layers));
-  KAIRO_TRY_ASSIGN(out->identity, adapter_identity(adapter.path, adapter.user_scale));
+Result<uint64_t> adapter_identity(const std::string& path, float user_scale) {
+  KAIRO_TRY_ASSIGN(const uint64_t file_hash, adapter_file_hash(path));
+  return adapter_identity(file_hash, user_scale);
+}
 
-  // Host matrices first (A as read, B times its scale and cut by fused part), then one upload for all of them.
-  struct Pending {
-    int layer;
-    LoraTarget target;
-    int rank;
-    float scale;
-    size_t a_view, b_view;
-  };
-  std::vector<kernels::MatrixView> views;
-  std::vector<Pending> pending;
+namespace {
+
+// The pairs of `matrices` at user scale `user_scale`: each pair's scale as a load at that scale computes it, the
+// pairs whose scale is then 0 left out.
+PairTable scaled_pairs(const AdapterMatrices& matrices, float user_scale, int& max_rank) {
+  PairTable out(matrices.pairs.size());
+  max_rank = 0;
+  for (size_t l = 0; l < matrices.pairs.size(); ++l) {
+    for (size_t t = 0; t < static_cast<size_t>(kNumTargets); ++t) {
+      const std::optional<DevicePair>& p = matrices.pairs[l][t];
+      if (!p) continue;
+      const float scale = effective_scale(matrices.alpha, p->rank, user_scale);
+      if (scale == 0.0f) continue;  // exactly the base: no delta at all
+      out[l][t] = DevicePair{p->a, p->b, p->rank, scale};
+      max_rank = std::max(max_rank, p->rank);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<PreparedAdapter> prepare_adapter(const Adapter& adapter, const ModelConfig& config) {
+  PreparedAdapter out;
+  out.name = adapter.name;
+  out.user_scale = adapter.user_scale;
+  out.n_layers = config.n_layers;
+  auto matrices = std::make_shared<AdapterMatrices>();
+  matrices->alpha = adapter.alpha;
+  matrices->pairs.resize(static_cast<size_t>(config.n_layers));
+  KAIRO_TRY_ASSIGN(matrices->file_hash, adapter_file_hash(adapter.path));
+
+  // A as read, B cut by fused part. Every pair, even one of scale 0 at this user scale: a rescaled copy may need it.
+  std::vector<std::vector<uint8_t>>& host = matrices->host;
   for (const LoraWeight& w : adapter.weights) {
-    if (w.scale == 0.0f) continue;  // exactly the base: no delta at all
     if (w.layer < 0 || w.layer >= config.n_layers) return Error{"internal: adapter pair without a layer: " + w.base_name};
     const std::vector<Part> parts = parts_of(w.slot, config);
     if (parts.empty()) return Error{"internal: adapter pair for a slot the decoder does not adapt: " + w.base_name};
     const DType a_type = kept_type(w.a_type), b_type = kept_type(w.b_type);
-    out->host.push_back(encode(w.a, a_type));
-    const size_t a_view = views.size();
-    views.push_back(view_of(out->host.back().data(), a_type, w.rank, w.n_in));
-    out->host.push_back(encode(w.b, b_type));
-    const uint8_t* b_data = out->host.back().data();
+    host.push_back(encode(w.a, a_type));
+    const size_t a_view = out.views.size();
+    out.views.push_back(view_of(host.back().data(), a_type, w.rank, w.n_in));
+    host.push_back(encode(w.b, b_type));
+    const uint8_t* b_data = host.back().data();
     const size_t b_row_bytes = static_cast<size_t>(w.rank) * (b_type == DType::F32 ? 4 : 2);
     int64_t row0 = 0;
     for (const Part& p : parts) {
-      pending.push_back({w.layer, p.target, w.rank, w.scale, a_view, views.size()});
-      views.push_back(view_of(b_data + static_cast<size_t>(row0) * b_row_bytes, b_type, p.rows, w.rank));
+      out.pairs.push_back({w.layer, p.target, w.rank, a_view, out.views.size()});
+      out.views.push_back(view_of(b_data + static_cast<size_t>(row0) * b_row_bytes, b_type, p.rows, w.rank));
       row0 += p.rows;
     }
     if (row0 != w.n_out) {
       return Error{strprintf("internal: %s has %lld output rows, the model's parts %lld", w.base_name.c_str(),
                              static_cast<long long>(w.n_out), static_cast<long long>(row0))};
     }
-    out->max_rank = std::max(out->max_rank, w.rank);
   }
-  KAIRO_TRY_ASSIGN(const std::vector<kernels::DeviceMatrix> on_device, device.upload_matrices(views));
+  out.matrices = std::move(matrices);  // the views point into its host copies, which a move leaves in place
+  return out;
+}
+
+Result<int> LoraSet::add(const Adapter& adapter, const ModelConfig& config, kernels::Device& device) {
+  KAIRO_TRY_ASSIGN(PreparedAdapter prepared, prepare_adapter(adapter, config));
+  return add(std::move(prepared), device);
+}
+
+Result<int> LoraSet::add(PreparedAdapter prepared, kernels::Device& device) {
+  std::shared_ptr<AdapterMatrices>& matrices = prepared.matrices;
+  KAIRO_TRY_ASSIGN(const std::vector<kernels::DeviceMatrix> on_device, device.upload_matrices(prepared.views));
   bool host_in_use = false;
-  for (size_t i = 0; i < views.size(); ++i) host_in_use |= on_device[i].span.ptr == views[i].data;
-  if (!host_in_use) out->host.clear();  // the device has its own copies
-  for (const Pending& p : pending) {
-    auto& slot = out->layers[static_cast<size_t>(p.layer)][static_cast<size_t>(p.target)];
-    slot = DevicePair{on_device[p.a_view], on_device[p.b_view], p.rank, p.scale};
+  for (size_t i = 0; i < prepared.views.size(); ++i) host_in_use |= on_device[i].span.ptr == prepared.views[i].data;
+  if (!host_in_use) matrices->host.clear();  // the device has its own copies
+  for (const PreparedAdapter::Pair& p : prepared.pairs) {
+    auto& slot = matrices->pairs[static_cast<size_t>(p.layer)][static_cast<size_t>(p.target)];
+    slot = DevicePair{on_device[p.a_view], on_device[p.b_view], p.rank, effective_scale(matrices->alpha, p.rank, 1.0f)};
   }
-  max_rank_ = std::max(max_rank_, out->max_rank);
-  adapters_.push_back(std::move(out));
-  return size();
+  n_layers_ = prepared.n_layers;
+  auto out = std::make_unique<DeviceAdapter>();
+  out->name = std::move(prepared.name);
+  out->user_scale = prepared.user_scale;
+  out->identity = adapter_identity(matrices->file_hash, prepared.user_scale);
+  out->layers = scaled_pairs(*matrices, prepared.user_scale, out->max_rank);
+  out->matrices = std::move(matrices);
+  return place(std::move(out), 1);
+}
+
+int LoraSet::add_rescaled(int source, float user_scale, int first_idx) {
+  const DeviceAdapter& from = at(source);
+  auto out = std::make_unique<DeviceAdapter>();
+  out->name = from.name;
+  out->user_scale = user_scale;
+  out->identity = adapter_identity(from.matrices->file_hash, user_scale);
+  out->layers = scaled_pairs(*from.matrices, user_scale, out->max_rank);
+  out->matrices = from.matrices;
+  return place(std::move(out), first_idx);
+}
+
+void LoraSet::remove(int idx) {
+  auto empty = std::make_unique<DeviceAdapter>();
+  empty->layers.resize(static_cast<size_t>(n_layers_));
+  adapters_[static_cast<size_t>(idx - 1)] = std::move(empty);
+}
+
+int LoraSet::n_in_use() const {
+  int n = 0;
+  for (int idx = 1; idx <= size(); ++idx) n += in_use(idx) ? 1 : 0;
+  return n;
+}
+
+int LoraSet::place(std::unique_ptr<DeviceAdapter> adapter, int first_idx) {
+  max_rank_ = std::max(max_rank_, adapter->max_rank);
+  int idx = std::max(first_idx, 1);
+  while (in_use(idx)) ++idx;
+  while (size() < idx) {  // indices skipped to reach first_idx stay free
+    auto empty = std::make_unique<DeviceAdapter>();
+    empty->layers.resize(static_cast<size_t>(n_layers_));
+    adapters_.push_back(std::move(empty));
+  }
+  adapters_[static_cast<size_t>(idx - 1)] = std::move(adapter);
+  return idx;
 }
 
 }  // namespace kairo::model::lora

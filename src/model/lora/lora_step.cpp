@@ -77,36 +77,36 @@ void LoraStep::apply(int layer, const LoraTarget* targets, int n_targets, kernel
                      const kernels::DeviceSpan* ys, kernels::Numerics numerics) const {
   if (!active_) return;
   assert(n_targets >= 1 && n_targets <= 3);
-  kernels::Device& dev = *dev_;
-  const LoraScratch& s = *scratch_;
-  const uint64_t h_stride = static_cast<uint64_t>(s.token_capacity) * static_cast<uint64_t>(s.rank_capacity) * kF32;
-  for (size_t g = 0; g < s.adapters.size(); ++g) {
+  LoraScratch& s = *scratch_;
+  const size_t n_groups = s.adapters.size();
+  s.pairs.assign(n_groups * static_cast<size_t>(n_targets), {});
+  bool any = false;
+  for (size_t g = 0; g < n_groups; ++g) {
     const auto& pairs = set_->at(s.adapters[g]).layers[static_cast<size_t>(layer)];
-    const DevicePair* p[3] = {};
-    kernels::DeviceMatrix shrink[3];
-    kernels::DeviceSpan h[3];
-    int n_shrink = 0;
     for (int i = 0; i < n_targets; ++i) {
       const auto& pair = pairs[static_cast<size_t>(targets[i])];
       if (!pair) continue;
-      p[i] = &*pair;
-      shrink[n_shrink] = pair->a;
-      h[n_shrink] = s.h.at(static_cast<uint64_t>(i) * h_stride);
-      ++n_shrink;
-    }
-    if (n_shrink == 0) continue;
-    const int64_t first = s.offsets[g], m = s.offsets[g + 1] - first;
-    const kernels::DeviceSpan rows = rows_.at(static_cast<uint64_t>(first) * sizeof(int32_t));
-    dev.gather_rows(x, rows, m, n_in, s.in);
-    dev.matmul(shrink, n_shrink, s.in, h, m, numerics);  // h_i = A_i · x: [m, rank_i]
-    for (int i = 0; i < n_targets; ++i) {
-      if (p[i] == nullptr) continue;
-      const kernels::DeviceSpan hi = s.h.at(static_cast<uint64_t>(i) * h_stride);
-      if (p[i]->scale != 1.0f) dev.scale(hi, m * p[i]->rank, p[i]->scale);  // on rank values, not n_out
-      dev.matmul(&p[i]->b, 1, hi, &s.d, m, numerics);  // d = B_i · (scale · h_i): [m, n_out]
-      dev.add_rows_scaled(ys[i], s.d, rows, ones_, m, p[i]->b.view.n_rows);
+      s.pairs[g * static_cast<size_t>(n_targets) + static_cast<size_t>(i)] = {&pair->a, &pair->b, pair->scale};
+      any = true;
     }
   }
+  if (!any) return;
+  kernels::DeviceLoraDeltas job;
+  job.x = x;
+  job.n_in = n_in;
+  job.n_groups = static_cast<int>(n_groups);
+  job.offsets = s.offsets.data();
+  job.rows = rows_;
+  job.n_targets = n_targets;
+  job.pairs = s.pairs.data();
+  job.ys = ys;
+  job.max_rank = set_->max_rank();
+  job.numerics = numerics;
+  job.h = s.h;
+  job.gather = s.in;
+  job.expand = s.d;
+  job.ones = ones_;
+  dev_->add_lora_deltas(job);
 }
 
 }  // namespace kairo::model::lora

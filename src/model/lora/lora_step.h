@@ -1,11 +1,13 @@
 #pragma once
 // One step's LoRA deltas (the SGMV idea over kernels::Device): the step's tokens are grouped by adapter, and for each
-// adapted projection y = W·x every group runs its shrink h = A·x (rank r) and expand d = B·(scale·h) as two small
-// matmuls over just its rows, then adds d into those rows of y. Tokens of the base (adapter 0) cost nothing.
+// call site (the projections reading one input: Q, K and V; gate and up; O; down) every group's shrink h = A·x
+// (rank r) and expand d = B·(scale·h) run over just its rows, d added into those rows of y. One
+// Device::add_lora_deltas per call site does all of it: the CPU device in two parallel passes, other devices as
+// gathers and small matmuls per group. Tokens of the base (adapter 0) cost nothing.
 //
-// Batch invariance: a token's delta comes from matmuls whose outputs per token do not depend on the other tokens of
-// the call (kernels::Numerics::Exact), and is added to its row of y after W·x, projection by projection in a fixed
-// order; so a token's result is the same alone, in any group, in any batch.
+// Batch invariance: a token's delta is computed from its own values only, in an order fixed by the shapes
+// (kernels::LoraDeltas), and is added to its row of y after W·x, call site by call site in a fixed order; so a
+// token's result is the same alone, in any group, in any batch.
 #include <cstdint>
 #include <vector>
 
@@ -18,9 +20,9 @@ namespace kairo::model::lora {
 
 // The step's LoRA buffers (part of model::StepBuffers), grown to the largest step seen.
 struct LoraScratch {
-  kernels::DeviceSpan in;  // [n_tokens, widest input] one group's gathered input rows
+  kernels::DeviceSpan in;  // [n_tokens, widest input] one group's gathered input rows (DeviceLoraDeltas::gather)
   kernels::DeviceSpan h;   // [3, n_tokens, max_rank] the shrinks of up to three projections sharing an input
-  kernels::DeviceSpan d;   // [n_tokens, widest output] one expand's output
+  kernels::DeviceSpan d;   // [n_tokens, widest output] one expand's output (DeviceLoraDeltas::expand)
   int64_t token_capacity = 0;
   int rank_capacity = 0;
   // Host side of the grouping, reused from step to step.
@@ -28,6 +30,7 @@ struct LoraScratch {
   std::vector<int64_t> offsets;  // [n_groups + 1]
   std::vector<int> adapters;     // [n_groups] adapter index of each group
   std::vector<float> ones;       // [n_tokens] 1.0f: add_rows_scaled's scales (h carries the scale)
+  std::vector<kernels::DeviceLoraPair> pairs;  // [n_groups, n_targets] one call site's pairs
 
   Status reserve(kernels::Device& dev, const ModelConfig& c, int64_t n_tokens, int max_rank);
   void release(kernels::Device& dev);

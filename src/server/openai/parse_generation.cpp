@@ -22,31 +22,7 @@ constexpr size_t kMaxUserBytes = 1024;
 std::optional<ApiError> parse_stop(const json& body, const ParseContext& ctx, GenerationParams& out) {
   auto it = body.find("stop");
   if (it == body.end() || it->is_null()) return std::nullopt;
-  auto check_one = [&](const json& v, const std::string& param) -> std::optional<ApiError> {
-    if (!v.is_string()) return invalid_param(param, strprintf("'%s' must be a string, got %s", param.c_str(), kind_of(v)));
-    const auto& s = v.get_ref<const std::string&>();
-    if (s.empty()) return invalid_param(param, "stop strings must not be empty");
-    if (s.size() > static_cast<size_t>(ctx.limits.max_stop_bytes)) {
-      return invalid_param(param, strprintf("stop string of %zu bytes is longer than the limit of %d bytes "
-                                            "(the server's --max-stop-bytes)",
-                                            s.size(), ctx.limits.max_stop_bytes));
-    }
-    out.stop.push_back(s);
-    return std::nullopt;
-  };
-  if (it->is_string()) return check_one(*it, "stop");
-  if (!it->is_array()) {
-    return invalid_param("stop", strprintf("'stop' must be a string or an array of strings, got %s", kind_of(*it)));
-  }
-  if (it->size() > static_cast<size_t>(ctx.limits.max_stop)) {
-    return invalid_param("stop", strprintf("%zu stop strings were given; at most %d are accepted "
-                                           "(the server's --max-stop)",
-                                           it->size(), ctx.limits.max_stop));
-  }
-  for (size_t i = 0; i < it->size(); ++i) {
-    if (auto e = check_one((*it)[i], strprintf("stop[%zu]", i))) return e;
-  }
-  return std::nullopt;
+  return parse_stop_strings(*it, "stop", ctx, out.stop);
 }
 
 std::optional<ApiError> parse_token_list(const json& v, const std::string& param, int n_vocab, size_t max_count,
@@ -150,24 +126,58 @@ ApiResult<json> parse_json_body(const std::string& body, int max_depth) {
   return parsed;
 }
 
+std::optional<ApiError> parse_stop_strings(const json& value, const std::string& key, const ParseContext& ctx,
+                                           std::vector<std::string>& out) {
+  auto check_one = [&](const json& v, const std::string& param) -> std::optional<ApiError> {
+    if (!v.is_string()) return invalid_param(param, strprintf("'%s' must be a string, got %s", param.c_str(), kind_of(v)));
+    const auto& s = v.get_ref<const std::string&>();
+    if (s.empty()) return invalid_param(param, "stop strings must not be empty");
+    if (s.size() > static_cast<size_t>(ctx.limits.max_stop_bytes)) {
+      return invalid_param(param, strprintf("stop string of %zu bytes is longer than the limit of %d bytes "
+                                            "(the server's --max-stop-bytes)",
+                                            s.size(), ctx.limits.max_stop_bytes));
+    }
+    out.push_back(s);
+    return std::nullopt;
+  };
+  if (value.is_string()) return check_one(value, key);
+  if (!value.is_array()) {
+    return invalid_param(key, strprintf("'%s' must be a string or an array of strings, got %s", key.c_str(),
+                                        kind_of(value)));
+  }
+  if (value.size() > static_cast<size_t>(ctx.limits.max_stop)) {
+    return invalid_param(key, strprintf("%zu stop strings were given; at most %d are accepted "
+                                        "(the server's --max-stop)",
+                                        value.size(), ctx.limits.max_stop));
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (auto e = check_one(value[i], strprintf("%s[%zu]", key.c_str(), i))) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_max_tokens(const json& body, const char* key, const ParseContext& ctx,
+                                         GenerationParams& out) {
+  if (!present(body, key)) return std::nullopt;
+  const int64_t max_tokens_cap = ctx.limits.max_tokens > 0 ? ctx.limits.max_tokens : kMaxTokensCeiling;
+  int64_t max_tokens = 0;
+  KAIRO_API_TRY(get_int(body, key, key, 1, kMaxTokensCeiling, max_tokens));
+  if (max_tokens > max_tokens_cap) {
+    return invalid_param(key, strprintf("'%s' is %lld; this server allows at most %lld (its --max-tokens-limit)", key,
+                                        static_cast<long long>(max_tokens), static_cast<long long>(max_tokens_cap)));
+  }
+  out.max_tokens = static_cast<int>(max_tokens);
+  out.max_tokens_field = key;
+  return std::nullopt;
+}
+
 std::optional<ApiError> parse_generation_params(const json& body, const ParseContext& ctx, bool is_chat,
                                                 GenerationParams& out) {
   KAIRO_API_TRY(reject_unsupported(body, is_chat));
   KAIRO_API_TRY(get_string(body, "model", "model", kMaxNameBytes, out.model));
 
-  const int64_t max_tokens_cap = ctx.limits.max_tokens > 0 ? ctx.limits.max_tokens : kMaxTokensCeiling;
-  const char* max_key = is_chat && present(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  if (present(body, max_key)) {
-    int64_t max_tokens = 0;
-    if (auto e = get_int(body, max_key, max_key, 1, kMaxTokensCeiling, max_tokens)) return e;
-    if (max_tokens > max_tokens_cap) {
-      return invalid_param(max_key, strprintf("'%s' is %lld; this server allows at most %lld (its "
-                                              "--max-tokens-limit)",
-                                              max_key, static_cast<long long>(max_tokens),
-                                              static_cast<long long>(max_tokens_cap)));
-    }
-    out.max_tokens = static_cast<int>(max_tokens);
-  }
+  KAIRO_API_TRY(parse_max_tokens(
+      body, is_chat && present(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens", ctx, out));
 
   auto& s = out.sampling;
   KAIRO_API_TRY(get_number(body, "temperature", "temperature", 0.0, 2.0, s.temperature));
@@ -225,6 +235,7 @@ std::optional<ApiError> parse_generation_params(const json& body, const ParseCon
   KAIRO_API_TRY(get_string(body, "user", "user", kMaxUserBytes, out.user));
   KAIRO_API_TRY(get_int(body, "priority", "priority", -(1 << 20), 1 << 20, out.priority));
   KAIRO_API_TRY(get_bool(body, "speculative", "speculative", out.speculative));
+  KAIRO_API_TRY(parse_lora_field(body, out));
   KAIRO_API_TRY(parse_structured_output(body, out));
   return std::nullopt;
 }

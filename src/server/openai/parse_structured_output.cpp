@@ -108,6 +108,8 @@ struct Source {
 
 }  // namespace
 
+ApiResult<std::string> schema_grammar(const json& schema, const std::string& param) { return from_schema(schema, param); }
+
 std::optional<ApiError> parse_structured_output(const json& body, GenerationParams& out) {
   std::vector<Source> given;
   auto add = [&](const json& obj, const char* key, const std::string& param,

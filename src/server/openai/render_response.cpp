@@ -169,17 +169,20 @@ std::string render_usage_chunk(const ResponseMeta& meta, const Usage& usage) {
 
 namespace {
 
-// A LoRA adapter's entry names the base model as its parent (vLLM's listing).
-json model_entry(const ModelInfo& model, const std::string& id, int context_length) {
+// A LoRA adapter's entry names the base model as its parent (vLLM's listing), and its id for llama-server's
+// per-request `lora` field.
+json model_entry(const ModelInfo& model, const std::string& id, int context_length,
+                 const ServedAdapter* adapter = nullptr) {
   json entry{{"id", id},
              {"object", "model"},
              {"created", model.created},
              {"owned_by", model.owned_by},
              {"root", model.id},
              {"max_model_len", context_length}};
-  if (std::find(model.adapters.begin(), model.adapters.end(), id) != model.adapters.end()) {
+  if (adapter != nullptr) {
     entry["root"] = id;
     entry["parent"] = model.id;
+    entry["lora_id"] = adapter->id - 1;
   }
   return entry;
 }
@@ -187,18 +190,19 @@ json model_entry(const ModelInfo& model, const std::string& id, int context_leng
 }  // namespace
 
 std::string render_models(const ModelInfo& model, int context_length, bool served,
-                          const std::vector<std::string>& adapters) {
+                          const std::vector<ServedAdapter>& adapters) {
   json data = json::array();
   if (served) {
     data.push_back(model_entry(model, model.id, context_length));
     for (const auto& alias : model.aliases) data.push_back(model_entry(model, alias, context_length));
   }
-  for (const auto& name : adapters) data.push_back(model_entry(model, name, context_length));
+  for (const auto& a : adapters) data.push_back(model_entry(model, a.name, context_length, &a));
   return dump({{"object", "list"}, {"data", std::move(data)}});
 }
 
-std::string render_model(const ModelInfo& model, const std::string& id, int context_length) {
-  return dump(model_entry(model, id, context_length));
+std::string render_model(const ModelInfo& model, const std::string& id, int context_length,
+                         const std::optional<ServedAdapter>& adapter) {
+  return dump(model_entry(model, id, context_length, adapter ? &*adapter : nullptr));
 }
 
 std::string render_tokenize(const std::vector<int32_t>& tokens, int context_length) {

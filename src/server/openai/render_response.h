@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/api_error.h"
+#include "server/lora_registry.h"
 #include "server/server_config.h"
 
 namespace kairo::server {
@@ -74,11 +75,13 @@ std::string render_chunk(const ResponseMeta& meta, const ChoiceDelta& delta, boo
 // The final usage chunk ("choices": []).
 std::string render_usage_chunk(const ResponseMeta& meta, const Usage& usage);
 // served = false: an empty list (the caller's key may use none of the served model's names).
-// `adapters`: the LoRA adapters (of model.adapters) to list after the base model, each with `parent` = model.id.
+// `adapters`: the LoRA adapters to list after the base model, each with `parent` = model.id and kairo's `lora_id`
+// (llama-server's id of it, for the per-request `lora` field).
 std::string render_models(const ModelInfo& model, int context_length, bool served = true,
-                          const std::vector<std::string>& adapters = {});
-// GET /v1/models/{id}: the one model object.
-std::string render_model(const ModelInfo& model, const std::string& id, int context_length);
+                          const std::vector<ServedAdapter>& adapters = {});
+// GET /v1/models/{id}: the one model object (`adapter`: what id names, when it is an adapter).
+std::string render_model(const ModelInfo& model, const std::string& id, int context_length,
+                         const std::optional<ServedAdapter>& adapter = std::nullopt);
 std::string render_tokenize(const std::vector<int32_t>& tokens, int context_length);
 std::string render_detokenize(const std::string& text);
 // {"status": status} (+ "error" when the engine can no longer run requests)

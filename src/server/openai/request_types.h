@@ -12,10 +12,18 @@
 
 namespace kairo::server {
 
+// One entry of llama-server's per-request `lora` field: the adapter with llama-server's id (its place among the
+// server's adapters, from 0) at `scale`.
+struct LoraScale {
+  int id = 0;
+  float scale = 1.0f;  // finite, >= 0
+};
+
 // Fields /v1/completions and /v1/chat/completions share.
 struct GenerationParams {
   std::string model;                  // empty when the client sent none
   std::optional<int> max_tokens;      // absent: completions 16, chat the rest of the context
+  std::string max_tokens_field = "max_tokens";  // the field it came from (max_output_tokens, ...), for errors
   engine::SamplingParams sampling;    // logit_bias ids checked against the vocabulary
   std::vector<std::string> stop;
   std::vector<int32_t> stop_token_ids;
@@ -27,6 +35,7 @@ struct GenerationParams {
   std::string user;
   int priority = 0;
   bool speculative = true;  // kairo extension: false opts this request out of the server's speculative decoding
+  std::optional<std::vector<LoraScale>> lora;  // llama-server's `lora` (absent: nullopt); ids distinct
   // Constrained output as GBNF (empty: none) and the request field it came from, for error messages. Compiled by
   // the route through the server's grammar cache.
   std::string grammar;
@@ -65,6 +74,14 @@ struct ChatRequest {
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
 };
 
+// POST /v1/responses: its input as a chat conversation, and what the Response object repeats back.
+struct ResponsesRequest {
+  ChatRequest chat;
+  // instructions, max_output_tokens, temperature, top_p, tools, tool_choice, parallel_tool_calls, text, metadata,
+  // user: as the request gave them (validated), or the defaults OpenAI shows.
+  nlohmann::ordered_json echo = nlohmann::ordered_json::object();
+};
+
 struct TokenizeRequest {
   bool is_chat = false;
   std::string prompt;                 // is_chat == false
@@ -74,6 +91,17 @@ struct TokenizeRequest {
 
 struct DetokenizeRequest {
   std::vector<int32_t> tokens;
+};
+
+// POST /v1/load_lora_adapter (vLLM's body, plus kairo's optional scale) and /v1/unload_lora_adapter.
+struct LoadLoraRequest {
+  std::string name;   // lora_name
+  std::string path;   // lora_path: a llama.cpp GGUF LoRA adapter on the server's disk
+  float scale = 1.0f;
+};
+
+struct UnloadLoraRequest {
+  std::string name;
 };
 
 }  // namespace kairo::server

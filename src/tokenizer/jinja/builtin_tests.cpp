@@ -37,7 +37,7 @@ SIMPLE_TEST(t_mapping, "mapping", v.is_dict())
 SIMPLE_TEST(t_sequence, "sequence", v.is_string() || v.is_list() || v.is_dict() || v.is_undefined())
 SIMPLE_TEST(t_iterable, "iterable", v.is_string() || v.is_list() || v.is_dict() || v.is_undefined())
 SIMPLE_TEST(t_callable, "callable", v.is_callable())
-SIMPLE_TEST(t_escaped, "escaped", false)
+SIMPLE_TEST(t_escaped, "escaped", v.is_markup())
 SIMPLE_TEST(t_lower, "lower", [&] {
   std::string s = to_str(v);
   return str_lower(s) == s && str_upper(s) != s;

@@ -128,6 +128,9 @@ Value f_list(Interp&, const Value& v, CallArgs& a) {
 
 // map(filter_name, *args) or map(attribute=..., default=...).
 Value f_map(Interp& in, const Value& v, CallArgs& a) {
+  // Jinja2's map, select and reject start with `if value:`, so none, undefined and other false values give an empty
+  // sequence (before the arguments are even read); templates lean on that for optional fields such as `tools`.
+  if (!truthy(v)) return Value::list({});
   std::vector<Value> out;
   const Value* attribute = nullptr;
   const Value* fallback = nullptr;
@@ -172,6 +175,7 @@ Value f_min(Interp&, const Value& v, CallArgs& a) { return min_max(v, a, false);
 
 // select / reject / selectattr / rejectattr.
 Value select_impl(Interp& in, const Value& v, CallArgs& a, bool by_attr, bool keep_if) {
+  if (!truthy(v)) return Value::list({});  // as in f_map
   size_t idx = 0;
   Value attribute;
   if (by_attr) {

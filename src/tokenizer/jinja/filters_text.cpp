@@ -10,6 +10,7 @@
 #include "tokenizer/jinja/error.h"
 #include "tokenizer/jinja/filters_shared.h"
 #include "tokenizer/jinja/interp.h"
+#include "tokenizer/jinja/markup.h"
 #include "tokenizer/jinja/py_text.h"
 
 namespace kairo::jinja {
@@ -44,18 +45,17 @@ Value f_center(Interp& in, const Value& v, CallArgs& a) {
 
 Value f_escape(Interp& in, const Value& v, CallArgs& a) {
   ArgReader(a, "escape", {});
-  std::string out;
-  for (char c : to_str(v)) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return str_result(in, std::move(out));
+  Value out = escape_markup(v);
+  in.check_string_size(out.str().size());
+  return out;
+}
+
+// Escapes Markup too (its str() is escaped again).
+Value f_forceescape(Interp& in, const Value& v, CallArgs& a) {
+  ArgReader(a, "forceescape", {});
+  std::string out = html_escape(to_str(v));
+  in.check_string_size(out.size());
+  return Value::markup(std::move(out));
 }
 
 std::vector<std::string> py_splitlines(const std::string& s) {
@@ -235,7 +235,10 @@ Value f_format(Interp& in, const Value& v, CallArgs& a) {
   } else {
     args = Value::list(a.positional, true);
   }
-  return str_result(in, percent_format(in, to_str(v), args));
+  // soft_str(value) % args: a Markup format escapes its arguments.
+  std::string out = percent_format(in, to_str(v), args, v.is_markup());
+  in.check_string_size(out.size());
+  return v.is_markup() ? Value::markup(std::move(out)) : Value::string(std::move(out));
 }
 
 }  // namespace
@@ -243,7 +246,7 @@ Value f_format(Interp& in, const Value& v, CallArgs& a) {
 void detail::add_text_filters(FilterTable& table) {
   table.insert({
       {"capitalize", f_capitalize}, {"center", f_center}, {"e", f_escape},         {"escape", f_escape},
-      {"forceescape", f_escape},    {"format", f_format}, {"indent", f_indent},    {"lower", f_lower},
+      {"forceescape", f_forceescape},    {"format", f_format}, {"indent", f_indent},    {"lower", f_lower},
       {"replace", f_replace},       {"title", f_title},   {"tojson", f_tojson},    {"trim", f_trim},
       {"truncate", f_truncate},     {"upper", f_upper},   {"wordcount", f_wordcount},
   });

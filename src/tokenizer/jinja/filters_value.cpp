@@ -142,7 +142,7 @@ Value f_round(Interp&, const Value& v, CallArgs& a) {
 
 Value f_safe(Interp&, const Value& v, CallArgs& a) {
   ArgReader(a, "safe", {});
-  return Value::string(to_str(v));
+  return v.is_markup() ? v : Value::markup(to_str(v));
 }
 
 Value f_string(Interp&, const Value& v, CallArgs& a) {

@@ -91,7 +91,7 @@ Value unary_op(const std::string& op, const Value& a);
 bool contains(const Value& container, const Value& item);
 // Throws the Undefined's message (Jinja's UndefinedError) if v is Undefined.
 void require_defined(const Value& v);
-// Python printf-style `fmt % args`.
-std::string percent_format(Interp& in, const std::string& fmt, const Value& args);
+// Python printf-style `fmt % args`; escape_args for a Markup format (markup.h).
+std::string percent_format(Interp& in, const std::string& fmt, const Value& args, bool escape_args = false);
 
 }  // namespace kairo::jinja

@@ -7,6 +7,7 @@
 
 #include "tokenizer/jinja/error.h"
 #include "tokenizer/jinja/interp.h"
+#include "tokenizer/jinja/markup.h"
 #include "tokenizer/jinja/py_text.h"
 
 namespace kairo::jinja {
@@ -198,7 +199,7 @@ static Value repeat(Interp& in, const Value& seq, int64_t n) {
     std::string out;
     out.reserve(len * n);
     for (int64_t i = 0; i < n; ++i) out += seq.str();
-    return Value::string(std::move(out));
+    return seq.is_markup() ? Value::markup(std::move(out)) : Value::string(std::move(out));
   }
   size_t len = seq.items().size();
   if (len && static_cast<uint64_t>(n) > static_cast<uint64_t>(in.options().max_loop_iterations) / len + 1)
@@ -238,9 +239,11 @@ Value binary_op(Interp& in, const std::string& op, const Value& a, const Value& 
     }
     if (nums) return Value::number(a.as_double() + b.as_double());
     if (a.is_string() && b.is_string()) {
+      if (a.is_markup() || b.is_markup()) return concat_markup(in, a, b);
       in.check_string_size(a.str().size() + b.str().size());
       return Value::string(a.str() + b.str());
     }
+    if (a.is_markup() || b.is_markup()) unsupported(op, a, b);  // Markup.__add__ gives NotImplemented
     if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
       in.check_list_size(a.items().size() + b.items().size());
       std::vector<Value> out = a.items();
@@ -276,9 +279,9 @@ Value binary_op(Interp& in, const std::string& op, const Value& a, const Value& 
   }
   if (op == "//" || op == "%") {
     if (op == "%" && a.is_string()) {
-      std::string s = percent_format(in, a.str(), b);
+      std::string s = percent_format(in, a.str(), b, a.is_markup());
       in.check_string_size(s.size());
-      return Value::string(std::move(s));
+      return a.is_markup() ? Value::markup(std::move(s)) : Value::string(std::move(s));
     }
     if (!nums) unsupported(op, a, b);
     if (ints) {
@@ -354,7 +357,7 @@ static std::string c_format(const std::string& spec, T v) {
 }
 
 // printf-style formatting: %s %r %d %i %f %F %e %g %x %o %c %% with flags, width and precision.
-std::string percent_format(Interp& in, const std::string& fmt, const Value& args) {
+std::string percent_format(Interp& in, const std::string& fmt, const Value& args, bool escape_args) {
   std::vector<Value> values = args.is_list() && args.is_tuple() ? args.items() : std::vector<Value>{args};
   const DictObj* mapping = args.is_dict() ? &args.dict_obj() : nullptr;
   size_t next = 0;
@@ -411,6 +414,9 @@ std::string percent_format(Interp& in, const std::string& fmt, const Value& args
     };
     if (conv == 's' || conv == 'r' || conv == 'a') {
       std::string text = conv == 's' ? to_str(*arg) : repr(*arg);
+      // markupsafe's _MarkupEscapeHelper: str() of a Markup argument stays as is, everything else is escaped
+      // before precision cuts it.
+      if (escape_args && !(conv == 's' && arg->is_markup())) text = html_escape(text);
       if (precision >= 0) {
         std::vector<uint32_t> cps = utf8_decode(text);
         if (static_cast<int64_t>(cps.size()) > precision) text = utf8_encode(cps, 0, static_cast<size_t>(precision));

@@ -134,7 +134,7 @@ std::string type_name(const Value& v) {
     case Value::Kind::Bool: return "bool";
     case Value::Kind::Int: return "int";
     case Value::Kind::Float: return "float";
-    case Value::Kind::String: return "str";
+    case Value::Kind::String: return v.is_markup() ? "Markup" : "str";
     case Value::Kind::List: return v.is_tuple() ? "tuple" : "list";
     case Value::Kind::Dict: return "dict";
     case Value::Kind::Callable: return "function";

@@ -42,6 +42,8 @@ class Value {
   static Value integer(int64_t i) { Value v; v.kind_ = Kind::Int; v.i_ = i; return v; }
   static Value number(double f) { Value v; v.kind_ = Kind::Float; v.f_ = f; return v; }
   static Value string(std::string s) { Value v; v.kind_ = Kind::String; v.str_ = std::make_shared<const std::string>(std::move(s)); return v; }
+  // markupsafe's Markup: text already safe for HTML (markup.h says what treats it differently from a str).
+  static Value markup(std::string s) { Value v = string(std::move(s)); v.markup_ = true; return v; }
   static Value list(std::vector<Value> items, bool is_tuple = false);
   static Value dict(std::shared_ptr<const DictObj> d);
   static Value callable(std::string name, std::function<Value(Interp&, CallArgs&)> fn);
@@ -54,7 +56,8 @@ class Value {
   bool is_int() const { return kind_ == Kind::Int; }  // not bool
   bool is_float() const { return kind_ == Kind::Float; }
   bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool; }
-  bool is_string() const { return kind_ == Kind::String; }
+  bool is_string() const { return kind_ == Kind::String; }  // str or Markup
+  bool is_markup() const { return kind_ == Kind::String && markup_; }
   bool is_list() const { return kind_ == Kind::List; }
   bool is_dict() const { return kind_ == Kind::Dict; }
   bool is_callable() const { return kind_ == Kind::Callable; }
@@ -78,6 +81,7 @@ class Value {
 
  private:
   Kind kind_ = Kind::Undefined;
+  bool markup_ = false;  // a String that is Markup
   int64_t i_ = 0;
   double f_ = 0;
   std::shared_ptr<const std::string> str_;  // String text, or the Undefined hint

@@ -177,5 +177,37 @@ TEST(LoraForward, MixedBatchIsBatchInvariant) {
   for (const auto& p : {base, a1, a2}) std::remove(p.c_str());
 }
 
+
+// Another user scale over the same matrices (per-request scales) gives bit for bit the logits and the identity of the
+// file loaded at that scale, even from an adapter loaded at scale 0; freed indices are reused.
+TEST(LoraForward, RescaledAdapterIsTheFileLoadedAtThatScale) {
+  const std::string base = write_small_base("Q8_0", "rescaled.gguf");
+  const std::string ad = synth(base, "rescaled_ad.gguf", 9), other = synth(base, "rescaled_other.gguf", 10);
+  auto m = load(base);
+  ASSERT_TRUE(m);
+  const int one = add(*m, ad, 1.0f), half = add(*m, ad, 0.5f), zero = add(*m, ad, 0.0f);
+  ASSERT_EQ(zero, 3);
+  const int half_copy = m->add_rescaled_adapter(one, 0.5f, 10);
+  EXPECT_EQ(half_copy, 10);
+  EXPECT_EQ(m->adapters().size(), 10);
+  EXPECT_FALSE(m->adapters().in_use(4));  // skipped to reach first_idx: free
+  EXPECT_EQ(m->adapters().at(half_copy).identity, m->adapters().at(half).identity);
+  EXPECT_TRUE(bitwise_equal(run_step(*m, {{kPrompt, half_copy}})[0], run_step(*m, {{kPrompt, half}})[0]));
+  const int one_from_zero = m->add_rescaled_adapter(zero, 1.0f, 10);
+  EXPECT_EQ(one_from_zero, 11);
+  EXPECT_EQ(m->adapters().at(one_from_zero).identity, m->adapters().at(one).identity);
+  const auto logits_one = run_step(*m, {{kPrompt, one}})[0];
+  EXPECT_TRUE(bitwise_equal(run_step(*m, {{kPrompt, one_from_zero}})[0], logits_one));
+
+  m->remove_adapter(half_copy);
+  EXPECT_FALSE(m->adapters().in_use(half_copy));
+  EXPECT_EQ(m->add_rescaled_adapter(half, 2.0f, 10), half_copy);  // the freed index again
+  m->remove_adapter(one);  // the copies keep the matrices they share with it
+  EXPECT_TRUE(bitwise_equal(run_step(*m, {{kPrompt, one_from_zero}})[0], logits_one));
+  EXPECT_EQ(add(*m, other), one);  // the lowest free index
+  EXPECT_EQ(m->adapters().n_in_use(), 5);
+  for (const auto& p : {base, ad, other}) std::remove(p.c_str());
+}
+
 }  // namespace
 }  // namespace kairo::model::lora

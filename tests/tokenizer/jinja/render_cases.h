@@ -358,6 +358,18 @@ l3'.splitlines() }})J",
        R"J([{{ x }}] [{{ d.missing }}] [{{ d.a.missing }}] [{{ 'abc'.nope }}] [{{ none.nope }}] {{ x is none }} {{ x == x }} {{ x|list }} {{ d.missing is defined }})J",
        R"J({"d": {"a": {"c": 1}}})J",
        R"J([] [] [] [] [] False True [] False)J"},
+      {"SelectAndMapOfNoneAreEmpty",
+       R"J({{ none|selectattr('a')|list }} {{ x|selectattr('type', 'equalto', 'function')|list }} {{ none|select|list }} {{ none|reject('none')|list }} {{ none|rejectattr('a')|list }} {{ none|map(attribute='a')|list }} {{ none|map('upper')|list }} {{ none|map|list }} {{ 0|select|list }} {{ ''|map('upper')|list }} {{ d.tools|selectattr('name')|list|length }} {{ (none|select|list) is sequence }})J",
+       R"J({"d": {"tools": null}})J",
+       R"J([] [] [] [] [] [] [] [] [] [] 0 True)J"},
+      {"MarkupEscapesWhatItIsCombinedWith",
+       R"J({{ '<a>'|safe + '<b>' }} {{ '<b>' + '<a>'|safe }} {{ '<a>'|safe ~ '<b>' }} {{ ('x'|safe + 'y') is escaped }} {{ 'x' is escaped }} {{ '<'|e + '<' }} {{ '<'|safe|e }} {{ '<'|safe|forceescape }} {{ '%s|%r|%.5s|%d'|safe % ('<', '<', '<&&', 3) }} {{ '%s&'|safe|format('<') }} {{ '<'|safe * 2 + '<' }} {{ ('<'|safe)|string + '<' }} {{ ['<'|safe, '<']|join + '<' }} {{ m|tojson + '<'|safe }} {{ '<'|safe + '>'|safe }} {{ '<'|safe == '<' }})J",
+       R"J({"m": {"k": "<v>"}})J",
+       R"J(<a>&lt;b&gt; &lt;b&gt;<a> <a><b> True False &lt;&lt; < &lt; &lt;|&#39;&lt;&#39;|&lt;&|3 &lt;& <<&lt; <&lt; <<< {&#34;k&#34;: &#34;&lt;v&gt;&#34;}< <> True)J"},
+      {"MarkupSurvivesSet",
+       R"J({% set x = '<'|safe %}{% set x = x + '&' %}{{ x }})J",
+       R"J({})J",
+       R"J(<&amp;)J"},
   };
   return cases;
 }
@@ -392,6 +404,8 @@ inline const std::vector<ErrorCase>& error_cases() {
       {"UnknownTag", R"J({% frobnicate %})J", R"J({})J", R"J(Encountered unknown tag 'frobnicate'.)J"},
       {"TojsonUndefined", R"J({{ x|tojson }})J", R"J({})J", R"J(Object of type Undefined is not JSON serializable)J"},
       {"IterateNone", R"J({% for x in none %}{% endfor %})J", R"J({})J", R"J('NoneType' object is not iterable)J"},
+      {"AddMarkupAndInt", R"J({{ '<'|safe + 1 }})J", R"J({})J", R"J(unsupported operand type(s) for +: 'Markup' and 'int')J"},
+      {"AddIntAndMarkup", R"J({{ 1 + '<'|safe }})J", R"J({})J", R"J(unsupported operand type(s) for +: 'int' and 'Markup')J"},
       {"UnpackMismatch", R"J({% for a, b in [[1, 2, 3]] %}{% endfor %})J", R"J({})J", R"J(too many values to unpack (expected 2))J"},
   };
   return cases;

@@ -1,0 +1,90 @@
+#include "chat/terminal.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+namespace kairo::tools::chat {
+namespace {
+
+// What the fatal-signal handler restores: copies, because a handler may only touch plain data.
+int g_restore_fd = -1;
+termios g_restore_mode{};
+
+void restore_and_reraise(int sig) {
+  if (g_restore_fd >= 0) ::tcsetattr(g_restore_fd, TCSANOW, &g_restore_mode);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
+bool is_terminal(int fd) { return ::isatty(fd) == 1; }
+
+bool colour_wanted(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::strcmp(term, "dumb") == 0) return false;
+  return is_terminal(fd);
+}
+
+bool can_edit_lines(int in_fd, int out_fd) {
+  const char* term = std::getenv("TERM");
+  if (term && (std::strcmp(term, "dumb") == 0 || std::strcmp(term, "emacs") == 0)) return false;
+  return is_terminal(in_fd) && is_terminal(out_fd);
+}
+
+int terminal_columns(int fd) {
+  winsize ws{};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 80;
+}
+
+TerminalModes::TerminalModes(int fd) : fd_(fd) {
+  if (::tcgetattr(fd_, &original_) != 0) return;
+  saved_ = true;
+  g_restore_fd = fd_;
+  g_restore_mode = original_;
+  std::signal(SIGTERM, restore_and_reraise);
+  std::signal(SIGHUP, restore_and_reraise);
+}
+
+TerminalModes::~TerminalModes() {
+  restore();
+  if (saved_) {
+    std::signal(SIGTERM, SIG_DFL);
+    std::signal(SIGHUP, SIG_DFL);
+    g_restore_fd = -1;
+  }
+}
+
+void TerminalModes::raw() { apply(/*signals=*/false); }
+void TerminalModes::streaming() { apply(/*signals=*/true); }
+
+void TerminalModes::restore() {
+  if (saved_) ::tcsetattr(fd_, TCSANOW, &original_);
+}
+
+void TerminalModes::apply(bool signals) {
+  if (!saved_) return;
+  termios mode = original_;
+  // Output processing stays on ('\n' still moves to the start of the next line). TCSANOW, not TCSAFLUSH: keys typed
+  // ahead must survive the switch.
+  mode.c_iflag &= ~static_cast<tcflag_t>(BRKINT | ICRNL | INPCK | ISTRIP | IXON);
+  mode.c_cflag |= CS8;
+  mode.c_lflag &= ~static_cast<tcflag_t>(ECHO | ICANON | IEXTEN);
+  if (signals) {
+    mode.c_lflag |= ISIG;
+  } else {
+    mode.c_lflag &= ~static_cast<tcflag_t>(ISIG);
+  }
+  mode.c_cc[VMIN] = 1;
+  mode.c_cc[VTIME] = 0;
+  ::tcsetattr(fd_, TCSANOW, &mode);
+}
+
+}  // namespace kairo::tools::chat
