@@ -13,10 +13,12 @@ PlainLineReader::PlainLineReader(int in_fd, int out_fd, bool show_prompt)
     : in_fd_(in_fd), out_fd_(out_fd), show_prompt_(show_prompt) {}
 
 InputLine PlainLineReader::read(std::string_view prompt) {
+  // A Ctrl-C from before this prompt (the reply already stopped) is not meant for it. Taken before the prompt is
+  // shown: one typed as soon as the prompt appears is meant for it.
+  take_interrupt();
   if (show_prompt_ && !prompt.empty()) {
     [[maybe_unused]] const ssize_t n = ::write(out_fd_, prompt.data(), prompt.size());
   }
-  take_interrupt();  // a Ctrl-C from before this prompt (the reply already stopped) is not meant for it
   for (;;) {
     const size_t newline = buffered_.find('\n');
     if (newline != std::string::npos || (at_end_ && !buffered_.empty())) {
@@ -28,15 +30,16 @@ InputLine PlainLineReader::read(std::string_view prompt) {
       return line;
     }
     if (at_end_) return InputLine{InputLine::Status::EndOfInput, {}, false};
-    pollfd pfd{in_fd_, POLLIN, 0};
-    if (::poll(&pfd, 1, -1) < 0) {
-      if (errno != EINTR) return InputLine{InputLine::Status::EndOfInput, {}, false};
-      if (take_interrupt()) {
-        buffered_.clear();  // the terminal dropped the half-typed line too
-        return InputLine{InputLine::Status::Interrupted, {}, false};
-      }
-      continue;
+    if (take_interrupt()) {
+      buffered_.clear();  // the terminal dropped the half-typed line too
+      return InputLine{InputLine::Status::Interrupted, {}, false};
     }
+    // A SIGINT that lands between the check above and poll() does not wake poll(): the timeout bounds how late the
+    // flag is seen (a CI run under load lost such a Ctrl-C with an unbounded wait).
+    pollfd pfd{in_fd_, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, 100);
+    if (ready < 0 && errno != EINTR) return InputLine{InputLine::Status::EndOfInput, {}, false};
+    if (ready <= 0) continue;
     char chunk[4096];
     const ssize_t n = ::read(in_fd_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
