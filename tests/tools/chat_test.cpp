@@ -1,6 +1,7 @@
 // `kairo chat` as a person uses it, on a pseudo-terminal (keys typed, Ctrl-C included), and as a script uses it,
 // with the conversation piped in.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -19,7 +20,9 @@ using testing::run_kairo;
 // with blank lines. This template lets it continue the conversation as one text instead, so its replies are words.
 const std::string& continuation_template() {
   static const std::string path = [] {
-    const std::string p = ::testing::TempDir() + "/chat_continuation.jinja";
+    // Per process: ctest runs each test in its own process, two at a time, and a file another one is rewriting
+    // (truncated, then written) reads as an empty template.
+    const std::string p = ::testing::TempDir() + "/chat_continuation." + std::to_string(::getpid()) + ".jinja";
     std::ofstream(p) << "{% for m in messages %}{{ m['content'] }}{% if not loop.last %} {% endif %}{% endfor %}";
     return p;
   }();
@@ -169,7 +172,7 @@ TEST(KairoChat, ColoursOnlyWithoutNoColor) {
 // about one token in 512); the demo model's context of 128 tokens ends replies too soon to interrupt one.
 const std::string& long_reply_model() {
   static const std::string path = [] {
-    const std::string out = ::testing::TempDir() + "/chat_long_replies.gguf";
+    const std::string out = ::testing::TempDir() + "/chat_long_replies." + std::to_string(::getpid()) + ".gguf";
     const auto r = run_kairo("synth --arch llama --dim 512 --layers 4 --heads 8 --ffn 1024 --vocab 512 --context 2048 "
                              "--type F16 --tokenizer-from " + testing::demo_model_path() + " " + out);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -268,7 +271,7 @@ TEST(KairoChat, AMessageTooLongForTheContextFailsThePipedRun) {
 TEST(KairoChat, ShowsOrHidesAThinkingModelsReasoning) {
   // A template whose generation prompt opens a think block, as DeepSeek-R1's does: the demo model never closes it, so
   // its whole reply is reasoning.
-  const std::string tmpl = ::testing::TempDir() + "/chat_thinking.jinja";
+  const std::string tmpl = ::testing::TempDir() + "/chat_thinking." + std::to_string(::getpid()) + ".jinja";
   std::ofstream(tmpl) << "{% for m in messages %}{% set content = m['content'] %}"
                          "{% if '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}"
                          "{{ m['role'] }}: {{ content }}\n{% endfor %}"
