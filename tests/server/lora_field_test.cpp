@@ -25,7 +25,7 @@ class LoraFieldTest : public ServerTest {
     const auto r = post("/v1/completions", body);
     EXPECT_EQ(r.status, 200) << r.body;
     if (r.status != 200) return {-1, std::nullopt};
-    const engine::Request& req = engine_->submitted().back();
+    const engine::Request req = engine_->submitted().back();  // a copy: submitted() returns the list by value
     return {req.adapter, req.adapter_scale};
   }
   // The error a completion with these fields gets (and that nothing reached the engine).
