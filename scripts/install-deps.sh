@@ -52,6 +52,7 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
   python3-jsonschema               # the independent validator of the JSON Schema grammar tests (tests/grammar)
   python3-yaml                     # reads the deploy kit's manifests and alert rules (tests/deploy)
+  chromium                         # the web UI's browser test (tests/webui, driven by puppeteer-core from npm)
 )
 # Node.js + npm run the end-to-end test with the official `openai` client (the package itself comes from npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -32,6 +32,7 @@ class FakeGpuDevice : public kernels::Device {
   kernels::DeviceMemoryInfo memory_info() const override {
     return memory_bytes ? kernels::DeviceMemoryInfo{memory_bytes, memory_bytes / 2, true} : cpu->memory_info();
   }
+  uint64_t bytes_in_use() const override { return cpu->bytes_in_use(); }
   Status check_kv_dtype(DType t) const override { return cpu->check_kv_dtype(t); }
   // With memory of its own the model reads one copy of the embedding table for get_rows and the output matmul, as on
   // a GPU: the weights keep the GGUF layout (the CPU device's repacked layouts are for its matmul only).
@@ -40,6 +41,9 @@ class FakeGpuDevice : public kernels::Device {
     std::vector<kernels::DeviceMatrix> out;
     for (const kernels::MatrixView& v : h) out.push_back({v, DeviceSpan{const_cast<void*>(v.data), 0, 0}});
     return out;
+  }
+  void free_matrices(std::span<const kernels::DeviceMatrix> m) override {
+    if (memory_bytes == 0) cpu->free_matrices(m);  // with memory of its own it copied nothing
   }
   void begin_step(ThreadPool& pool) override { cpu->begin_step(pool); }
   DeviceSpan stage(const void* h, uint64_t n) override { return cpu->stage(h, n); }

@@ -17,9 +17,15 @@ uint32_t bits_of(float f) {
 
 }  // namespace
 
-AdapterSlots::AdapterSlots(const std::vector<int>& loaded, int max_loaded) {
-  for (int id : loaded) slot(id).state = State::Loaded;
+AdapterSlots::AdapterSlots(const std::vector<int>& loaded, int max_loaded, uint64_t max_bytes,
+                           const std::vector<uint64_t>& loaded_bytes) {
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    Slot& s = slot(loaded[i]);
+    s.state = State::Loaded;
+    s.bytes = i < loaded_bytes.size() ? loaded_bytes[i] : 0;
+  }
   max_loaded_ = max_loaded > 0 ? max_loaded : static_cast<int>(loaded.size());
+  max_bytes_ = max_bytes;
 }
 
 const AdapterSlots::Slot* AdapterSlots::find(int id) const {
@@ -83,16 +89,37 @@ std::optional<std::string> AdapterSlots::reserve_load() {
   return std::nullopt;
 }
 
-void AdapterSlots::cancel_load() {
-  KAIRO_CHECK(n_loading_ > 0, "a load was cancelled that was never reserved");
-  --n_loading_;
+std::optional<std::string> AdapterSlots::reserve_bytes(uint64_t bytes, const std::string& why_budget) {
+  KAIRO_CHECK(n_loading_ > 0, "bytes reserved for a load that was never reserved");
+  const uint64_t resident = resident_bytes();
+  if (max_bytes_ > 0 && resident + bytes > max_bytes_) {
+    const uint64_t left = max_bytes_ > resident ? max_bytes_ - resident : 0;
+    return strprintf("this LoRA adapter takes %s of device memory but only %s of the %s reserved for LoRA adapters "
+                     "is free (%s held by the adapters loaded or loading); %s",
+                     human_bytes(bytes).c_str(), human_bytes(left).c_str(), human_bytes(max_bytes_).c_str(),
+                     human_bytes(resident).c_str(), why_budget.c_str());
+  }
+  loading_bytes_ += bytes;
+  return std::nullopt;
 }
 
-uint64_t AdapterSlots::finish_load(int id) {
+void AdapterSlots::cancel_load(uint64_t bytes) {
+  KAIRO_CHECK(n_loading_ > 0, "a load was cancelled that was never reserved");
+  KAIRO_CHECK(loading_bytes_ >= bytes, "a load cancelled %llu bytes it never reserved",
+              static_cast<unsigned long long>(bytes));
+  --n_loading_;
+  loading_bytes_ -= bytes;
+}
+
+uint64_t AdapterSlots::finish_load(int id, uint64_t bytes) {
   KAIRO_CHECK(n_loading_ > 0, "a load finished that was never reserved");
+  KAIRO_CHECK(loading_bytes_ >= bytes, "a load finished with %llu bytes it never reserved",
+              static_cast<unsigned long long>(bytes));
   Slot& s = slot(id);
   KAIRO_CHECK(s.state == State::Free && s.n_requests == 0, "a load put its adapter at id %d, which is not free", id);
   --n_loading_;
+  loading_bytes_ -= bytes;
+  s.bytes = bytes;
   s.state = State::Loaded;
   s.generation = next_generation_++;
   return s.generation;
@@ -112,6 +139,7 @@ void AdapterSlots::freed(int id) {
   Slot& s = slot(id);
   KAIRO_CHECK(s.state == State::Freeing && s.n_requests == 0, "adapter %d was freed while in use", id);
   s.state = State::Free;
+  s.bytes = 0;
 }
 
 AdapterSlots::State AdapterSlots::state(int id) const {
@@ -129,6 +157,14 @@ int AdapterSlots::n_resident() const {
     return s.state == State::Loaded || s.state == State::Unloading;
   }));
   return n + n_loading_;
+}
+
+uint64_t AdapterSlots::resident_bytes() const {
+  uint64_t n = loading_bytes_;
+  for (const Slot& s : slots_) {
+    if (s.state == State::Loaded || s.state == State::Unloading) n += s.bytes;
+  }
+  return n;
 }
 
 std::optional<int> ScaledAdapters::acquire(int id, float scale) {

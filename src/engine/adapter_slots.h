@@ -9,6 +9,11 @@
 // so at most max_loaded ids are Loaded, Unloading or being loaded at once. Each load gets a new generation: a request
 // carries the generation it resolved its adapter name to, so an id unloaded and reused since is refused, not run
 // under the adapter that now has it.
+//
+// Bytes: with a byte budget (`kairo serve` reserves it from its memory budget: plan/adapter_memory.h), the device
+// bytes of every Loaded and Unloading id and of the loads under way stay within it. A Freeing id's bytes are free
+// for a new load already: the engine runs its queued frees and uploads in order, so the free comes first. A load
+// reserves its bytes (reserve_bytes) once the file is read, before the upload.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,9 +26,11 @@ class AdapterSlots {
  public:
   enum class State { Free, Loaded, Unloading, Freeing };
 
-  // `loaded`: the ids the model has when the engine starts (Loaded, generation 0). max_loaded: the most ids Loaded,
-  // Unloading or being loaded at once (0: as many as `loaded` holds, and no loads).
-  AdapterSlots(const std::vector<int>& loaded, int max_loaded);
+  // `loaded`: the ids the model has when the engine starts (Loaded, generation 0), taking loaded_bytes[i] device
+  // bytes each (none given: 0). max_loaded: the most ids Loaded, Unloading or being loaded at once (0: as many as
+  // `loaded` holds, and no loads). max_bytes: the budget of device bytes of all of them (0: none).
+  AdapterSlots(const std::vector<int>& loaded, int max_loaded, uint64_t max_bytes = 0,
+               const std::vector<uint64_t>& loaded_bytes = {});
 
   // Why a new request may not use adapter `id` of `generation`; nullopt when it may (id 0, the base, always may).
   std::optional<std::string> refuse_request(int id, uint64_t generation) const;
@@ -34,9 +41,14 @@ class AdapterSlots {
 
   // Room for one more adapter: nullopt, or why not (max_loaded reached).
   std::optional<std::string> reserve_load();
-  void cancel_load();
-  // The reserved load put its adapter at `id` (a Free id): Loaded from now on. Returns the load's generation.
-  uint64_t finish_load(int id);
+  // The reserved load's adapter takes `bytes` on the device: nullopt when they fit the byte budget (and are now
+  // reserved), or why not. `why_budget` ends the refusal: what the budget is made of and which flags set it.
+  std::optional<std::string> reserve_bytes(uint64_t bytes, const std::string& why_budget);
+  // Drops the reserved load, and the bytes it reserved.
+  void cancel_load(uint64_t bytes = 0);
+  // The reserved load put its adapter, of `bytes` reserved, at `id` (a Free id): Loaded from now on. Returns the
+  // load's generation.
+  uint64_t finish_load(int id, uint64_t bytes = 0);
 
   // New requests may no longer use id. Returns how many requests hold it (the id is then Unloading, or Freeing when
   // none: the caller has it freed on the engine thread, then calls freed()), or why it cannot be unloaded.
@@ -47,12 +59,15 @@ class AdapterSlots {
   int n_requests(int id) const;
   int n_resident() const;  // Loaded + Unloading + loads under way
   int max_loaded() const { return max_loaded_; }
+  uint64_t resident_bytes() const;  // of Loaded and Unloading ids and of loads under way
+  uint64_t max_bytes() const { return max_bytes_; }
 
  private:
   struct Slot {
     State state = State::Free;
     uint64_t generation = 0;
     int n_requests = 0;
+    uint64_t bytes = 0;  // on the device, until freed
   };
   const Slot* find(int id) const;
   Slot& slot(int id);  // grows the table to id
@@ -61,6 +76,8 @@ class AdapterSlots {
   std::vector<Slot> slots_;  // [id - 1]
   int max_loaded_ = 0;
   int n_loading_ = 0;
+  uint64_t loading_bytes_ = 0;
+  uint64_t max_bytes_ = 0;
   uint64_t next_generation_ = 1;
 };
 

@@ -40,6 +40,19 @@ sampling::SamplingConfig to_sampling_config(const SamplingParams& p) {
 
 int64_t blocks_for(int64_t n_tokens, int block_size) { return (n_tokens + block_size - 1) / block_size; }
 
+// The adapters the model has when the engine starts, and the device bytes of each (AdapterSlots' byte budget).
+std::vector<int> loaded_adapter_ids(const model::lora::LoraSet& set) {
+  std::vector<int> ids;
+  for (int idx = 1; idx <= set.size(); ++idx)
+    if (set.in_use(idx)) ids.push_back(idx);
+  return ids;
+}
+std::vector<uint64_t> loaded_adapter_bytes(const model::lora::LoraSet& set) {
+  std::vector<uint64_t> bytes;
+  for (int idx : loaded_adapter_ids(set)) bytes.push_back(set.at(idx).matrices->device_bytes);
+  return bytes;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create(model::Model& model, const tokenizer::Tokenizer& tokenizer,
@@ -144,14 +157,8 @@ Engine::Engine(model::Model& model, const tokenizer::Tokenizer& tokenizer, Engin
       pool_(config.n_threads > 0 ? config.n_threads : ThreadPool::available_cores()),
       scheduler_(config.scheduler, kv_),
       runner_(model_, storage_, kv_, pool_),
-      adapter_slots_(
-          [&model] {
-            std::vector<int> ids;
-            for (int idx = 1; idx <= model.adapters().size(); ++idx)
-              if (model.adapters().in_use(idx)) ids.push_back(idx);
-            return ids;
-          }(),
-          config.max_loras) {
+      adapter_slots_(loaded_adapter_ids(model.adapters()), config.max_loras, config.max_lora_bytes,
+                     loaded_adapter_bytes(model.adapters())) {
   first_scaled_index_ = std::max(adapter_slots_.max_loaded(), model_.adapters().size()) + 1;
   for (int32_t id = 0; id < tokenizer_.n_vocab(); ++id) {
     if (tokenizer_.is_eog(id)) eog_ids_.push_back(id);
@@ -619,6 +626,7 @@ void Engine::publish_stats() {
   stats_.spec_num_draft_tokens = spec_draft_tokens_;
   stats_.spec_num_accepted_tokens = spec_accepted_;
   stats_.spec_num_accepted_tokens_per_pos = spec_accepted_per_pos_;
+  if (draft_proposer_) stats_.draft_kv_usage = draft_proposer_->kv_usage();
 }
 
 }  // namespace kairo::engine

@@ -52,6 +52,10 @@ struct EngineConfig {
   // create, and no loads). Adapters loaded at run time are read with ranks up to max_lora_rank.
   int max_loras = 0;
   int max_lora_rank = model::lora::kDefaultMaxRank;
+  // Device bytes the resident adapters may take at once (0: no cap): `kairo serve` reserves them from its memory
+  // budget (plan::AdapterMemory::adapters_bytes), and a load beyond them is refused (AdapterError::Full) rather
+  // than run the device out of memory.
+  uint64_t max_lora_bytes = 0;
 };
 
 class Engine final : public EngineClient {
@@ -125,6 +129,8 @@ class Engine final : public EngineClient {
   void release_adapter(Sequence& seq);
   // On the submitting thread, under mutex_: why the request may not use its adapter (nullopt: it may).
   std::optional<std::string> refuse_adapter(const Request& request) const;
+  // The end of a load's refusal for want of adapter memory: which flags size it.
+  std::string lora_budget_advice() const;
 
   model::Model& model_;
   const tokenizer::Tokenizer& tokenizer_;
@@ -175,6 +181,7 @@ class Engine final : public EngineClient {
     int free_id = 0;
     std::shared_ptr<model::lora::PreparedAdapter> adapter;
     std::shared_ptr<std::promise<Result<LoadedAdapter>>> done;
+    uint64_t bytes = 0;  // the load's reserved device bytes
   };
   std::vector<AdapterCommand> adapter_commands_;
   FailureKind failure_kind_ = FailureKind::None;

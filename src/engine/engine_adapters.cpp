@@ -44,7 +44,13 @@ std::variant<LoadedAdapter, AdapterRefusal> Engine::load_adapter(const std::stri
       if (!prepared.ok()) return AdapterRefusal{AdapterError::Invalid, prepared.error().message};
       return AdapterRefusal{AdapterError::Unavailable, "the server is shutting down"};
     }
-    adapter_commands_.push_back({0, std::make_shared<model::lora::PreparedAdapter>(std::move(*prepared)), done});
+    const uint64_t bytes = prepared->matrices->device_bytes;
+    if (auto why = adapter_slots_.reserve_bytes(bytes, lora_budget_advice())) {
+      adapter_slots_.cancel_load();
+      return AdapterRefusal{AdapterError::Full, std::move(*why)};
+    }
+    adapter_commands_.push_back(
+        {0, std::make_shared<model::lora::PreparedAdapter>(std::move(*prepared)), done, bytes});
   }
   wake_.notify_one();
   try {
@@ -87,14 +93,20 @@ void Engine::run_adapter_commands() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!idx.ok()) {
-        adapter_slots_.cancel_load();
+        adapter_slots_.cancel_load(c.bytes);
         answer = Error{idx.error().message};
       } else {
-        answer = LoadedAdapter{*idx, adapter_slots_.finish_load(*idx)};
+        answer = LoadedAdapter{*idx, adapter_slots_.finish_load(*idx, c.bytes)};
       }
     }
     c.done->set_value(std::move(answer));
   }
+}
+
+std::string Engine::lora_budget_advice() const {
+  return strprintf("kairo serve reserves room for --max-loras %d adapters of rank up to --max-lora-rank %d in F16 "
+                   "(docs/lora.md): unload an adapter first, or restart with a larger --max-lora-rank or --max-loras",
+                   config_.max_loras, config_.max_lora_rank);
 }
 
 std::optional<std::string> Engine::refuse_adapter(const Request& request) const {

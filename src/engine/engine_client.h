@@ -36,6 +36,7 @@ struct EngineStats {
   int64_t spec_num_draft_tokens = 0;
   int64_t spec_num_accepted_tokens = 0;
   std::vector<int64_t> spec_num_accepted_tokens_per_pos;
+  double draft_kv_usage = 0.0;      // a draft model's own KV pool, 0..1 (0 without one)
 };
 
 // Why an engine stopped running requests for good. Each kind is its own /health status (failure_status()), so an

@@ -75,43 +75,87 @@ void FairShare::begin_step(std::unordered_map<std::string, Tenant> tenants, int 
                            int min_chunk) {
   tenants_ = std::move(tenants);
   if (tenants_.size() < 2) {
-    // One tenant (or none) at work: plain order. A later fair period starts everyone level at zero.
+    // One tenant (or none) at work: plain order. A later fair period starts everyone level at zero, except that the
+    // tenant at work now is the incumbent then: whoever joins it is the newcomer.
     was_active_.clear();
     vtime_.clear();
+    for (const auto& [name, t] : tenants_) was_active_[name] = true;
     return;
   }
-  // The virtual clock: the least virtual time among the tenants that stayed at work. A newcomer (or a tenant back
-  // from idling) starts there, so it is served promptly but cannot spend service it did not wait for.
-  double clock = std::numeric_limits<double>::infinity();
+  double total_weight = 0;
+  for (const auto& [name, t] : tenants_) total_weight += t.weight;
+  // Credit: one step's budget of a tenant's own tokens (budget / weight, in virtual time). No tenant at work trails
+  // the most-served one (the lead) by more, and a newcomer (or a tenant back from idling) starts exactly that far
+  // behind unless it was further ahead. So an interactive tenant's next prompts go first (the yield below), but
+  // idling, or trickling along below its share, banks no more than one step of service.
+  double lead = -std::numeric_limits<double>::infinity();
   for (const auto& [name, t] : tenants_) {
-    if (was_active_.count(name)) clock = std::min(clock, vtime_[name]);
+    if (was_active_.count(name)) lead = std::max(lead, vtime_[name]);
   }
-  if (clock == std::numeric_limits<double>::infinity()) clock = 0;
   std::unordered_map<std::string, bool> now_active;
   std::vector<const std::string*> names;
   std::vector<int> demands;
   std::vector<double> weights;
-  double total_weight = 0;
   for (auto& [name, t] : tenants_) {
-    if (!was_active_.count(name)) vtime_[name] = std::max(vtime_[name], clock);
+    const auto it = vtime_.find(name);
+    const double v = it == vtime_.end() ? -std::numeric_limits<double>::infinity() : it->second;
+    // All new at once: all level, at zero.
+    vtime_[name] = std::max(v, lead == -std::numeric_limits<double>::infinity() ? 0.0 : lead - budget / t.weight);
     now_active[name] = true;
     names.push_back(&name);
     demands.push_back(t.demand);
     weights.push_back(t.weight);
-    total_weight += t.weight;
   }
   was_active_ = std::move(now_active);
+
   const std::vector<int> allowances = split_fairly(demands, weights, budget);
+  std::vector<bool> yields(names.size(), false);
   for (size_t i = 0; i < names.size(); ++i) {
     // The step-length cap: no more than the weighted level of the largest other share, and at least min_chunk.
     double level = 0;
     for (size_t j = 0; j < names.size(); ++j) {
-      if (j != i) level = std::max(level, allowances[j] * weights[i] / weights[j]);
+      if (j == i) continue;
+      level = std::max(level, allowances[j] * weights[i] / weights[j]);
+      // The yield: tenant j's prompt tokens of this step would all finish (in virtual time) before tenant i's first
+      // token starts, so fair queueing sends them first. A step cannot send them one after the other, and every token
+      // in it finishes when the step does: i keeps only min_chunk tokens, and j's prompt gets a short step. Over a
+      // few steps the split stays even, since j's virtual time moves ahead by what it got.
+      const Tenant& tj = tenants_.at(*names[j]);
+      if (tj.prompt && allowances[j] > 0 &&
+          vtime_[*names[j]] + allowances[j] / weights[j] <= vtime_[*names[i]] + 1e-9) {
+        yields[i] = true;
+      }
     }
     const int cap = std::max(min_chunk, static_cast<int>(std::ceil(level - 1e-9)));
     Tenant& t = tenants_.at(*names[i]);
-    t.allowance = std::min(allowances[i], cap);
+    // A yielding tenant is held to one token for now (never 0: its decodes keep rotating, Scheduler::schedule), and
+    // gets up to min_chunk below from what the prompts leave.
+    t.allowance = std::min(allowances[i], yields[i] ? 1 : cap);
     t.seat_share = std::max(1, static_cast<int>(std::floor(max_num_seqs * t.weight / total_weight)));
+  }
+  if (std::find(yields.begin(), yields.end(), true) == yields.end()) return;
+  // The prompts yielded to take what the yielding tenants leave, by weight, so they finish in as few steps as the
+  // budget allows (two prompts that fit a step alone fit it here too); then the yielding tenants take up to
+  // min_chunk of the rest.
+  int left = budget;
+  std::vector<int> more(names.size(), 0);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Tenant& t = tenants_.at(*names[i]);
+    left -= t.allowance;
+    more[i] = yields[i] ? 0 : t.demand - t.allowance;
+  }
+  const std::vector<int> extra = split_fairly(more, weights, left);
+  for (size_t i = 0; i < names.size(); ++i) {
+    Tenant& t = tenants_.at(*names[i]);
+    t.allowance += extra[i];
+    left -= extra[i];
+  }
+  for (size_t i = 0; i < names.size() && left > 0; ++i) {
+    if (!yields[i]) continue;
+    Tenant& t = tenants_.at(*names[i]);
+    const int top = std::clamp(std::min(allowances[i], min_chunk) - t.allowance, 0, left);
+    t.allowance += top;
+    left -= top;
   }
 }
 

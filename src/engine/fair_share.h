@@ -8,8 +8,9 @@
 //   - Sequence seats (max_num_seqs): a waiting tenant below its weighted share of the seats is admitted before one at
 //     or above it.
 //   - Order: among the tenants with waiting requests, the one with the least weighted service so far (virtual time =
-//     tokens served / weight, as in start-time fair queueing) is admitted first. A tenant that comes back after being
-//     idle starts at the least virtual time of those at work, so idling banks no credit.
+//     tokens served / weight, as in start-time fair queueing) is admitted first. No tenant trails the most-served one
+//     by more than one step's budget of its own tokens (budget / weight, its credit); a tenant that joins a tenant
+//     already at work, or comes back after being idle, starts that far behind, so idling banks at most that much.
 //   - Step length: the tokens of a step all finish when the step does, so a tenant whose prompt or decode shares a
 //     step with another tenant's long prompt chunk waits for that chunk too. A tenant's share is therefore also
 //     capped at its weighted level against the largest other share in the step (with equal weights: no more tokens
@@ -17,8 +18,15 @@
 //     tokens, and not work-conserving within a step: while another tenant decodes, a long prompt advances min_chunk
 //     tokens per step, and the steps stay short enough for the decoding tenant's next token (measured in the
 //     closing note of issue 25 with `kairo bench serve --background-api-key`).
-// Decodes are never held back (one token each): they count against their tenant's share, which then leaves less for
-// that tenant's prompt chunks.
+//   - Yield to a lagging prompt: when another tenant's prompt tokens of this step would all finish, in virtual time,
+//     before a tenant's first token starts (it was served less, by at least that much), the tenant ahead is held to
+//     min_chunk tokens for the step and what it leaves goes to the prompt, which gets a short step of its own and its
+//     first token soon. The credit bounds the lag, so yields are brief and the split stays even over a few steps.
+//     This is what keeps an interactive tenant's time to first token near its time alone during another's burst.
+// Decodes count against their tenant's share like prompt tokens (the step is as long for them). When the share is
+// smaller than a tenant's running decodes, the scheduler rotates which of them run (least recently served first), so
+// each still gets a token every few steps; its prompt chunks take what its decodes leave. With one tenant at work,
+// none of this applies and every decode runs every step.
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,7 +47,10 @@ class FairShare {
     int running = 0;       // its running sequences
     int seat_share = 0;    // its share of max_num_seqs
     bool waiting = false;  // it has requests in the waiting queue
+    bool prompt = false;   // it has prompt tokens to compute (a waiting request, or a running one mid-prompt)
+    int reserved = 0;      // its decodes chosen for this step and not placed yet (Scheduler::schedule)
     int left() const { return allowance - used; }
+    int left_for_chunks() const { return left() - reserved; }  // what its prompt chunks may take
   };
 
   // Starts a step: `tenants` maps each tenant at work to its entry (weight, demand, running, waiting filled in).

@@ -45,6 +45,14 @@ void Scheduler::add_running(Sequence* seq) {
 void Scheduler::remove(Sequence* seq) {
   drop(seq);
   kv_.free(seq->id);
+  if (fair_.active() && config_.fair_linger_steps > 0) {
+    const std::string& name = seq->request.tenant;
+    auto it = std::find_if(lingering_.begin(), lingering_.end(), [&](const Lingering& l) { return l.tenant == name; });
+    if (it == lingering_.end()) {
+      it = lingering_.insert(lingering_.end(), Lingering{name, seq->request.tenant_weight, 0});
+    }
+    it->n_steps = config_.fair_linger_steps;
+  }
 }
 
 void Scheduler::drop(Sequence* seq) {
@@ -54,6 +62,10 @@ void Scheduler::drop(Sequence* seq) {
 }
 
 void Scheduler::preempt(Sequence* seq, StepPlan& plan) {
+  if (seq->decode_turn) {  // chosen for this step but not placed: its tenant's tokens go back to its prompt chunks
+    seq->decode_turn = false;
+    if (fair_.active()) --fair_.tenant(seq->request.tenant).reserved;
+  }
   running_.erase(std::remove(running_.begin(), running_.end(), seq), running_.end());
   kv_.free(seq->id);
   seq->n_computed = 0;  // recompute from its tokens so far; the prefix cache usually returns most of them
@@ -74,24 +86,30 @@ StepPlan Scheduler::schedule() {
   StepPlan plan;
   int budget = config_.max_num_batched_tokens;
   int n_long = 0;
+  ++n_steps_;
 
   // 1. Running requests, oldest admission first; preempt from the newest end when blocks run out.
   begin_fair_step(budget);
   const bool fair = fair_.active();
+  if (fair) choose_decode_turns();
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence* seq = running_[i];
+    const bool decode = seq->n_uncomputed() == 1;
     int n_new = chunk_size(*seq, budget, n_long);
-    // A prompt chunk stays within its tenant's share; a decode always gets its token.
-    if (fair && seq->n_uncomputed() > 1) n_new = std::min(n_new, fair_.tenant(seq->request.tenant).left());
+    // Fairly: a decode runs when its turn was chosen; a prompt chunk takes what its tenant's share leaves after the
+    // tenant's chosen decodes.
+    if (fair && decode && !seq->decode_turn) n_new = 0;
+    if (fair && !decode) n_new = std::min(n_new, fair_.tenant(seq->request.tenant).left_for_chunks());
     if (n_new <= 0) {
       ++i;
       continue;
     }
     // A decode with proposed tokens verifies them in the same chunk, from budget the running requests after it do
-    // not need for their own next token.
+    // not need for their own next token (and, fairly, that its tenant's share has left).
     int n_draft = 0;
-    if (seq->n_uncomputed() == 1 && !seq->draft.empty()) {
-      const int spare = budget - static_cast<int>(running_.size() - i);
+    if (decode && !seq->draft.empty()) {
+      int spare = budget - static_cast<int>(running_.size() - i);
+      if (fair) spare = std::min(spare, fair_.tenant(seq->request.tenant).left_for_chunks());
       n_draft = std::clamp(spare, 0, static_cast<int>(seq->draft.size()));
       n_new += n_draft;
     }
@@ -117,7 +135,13 @@ StepPlan Scheduler::schedule() {
     budget -= n_new;
     plan.n_tokens += n_new;
     if (n_new > config_.long_prefill_threshold) ++n_long;
-    if (fair) fair_.tenant(seq->request.tenant).used += n_new;
+    seq->served_step = n_steps_;
+    if (fair) {
+      FairShare::Tenant& t = fair_.tenant(seq->request.tenant);
+      t.used += n_new;
+      if (seq->decode_turn) --t.reserved;
+    }
+    seq->decode_turn = false;
     ++i;
   }
 
@@ -165,7 +189,7 @@ void Scheduler::admit_waiting_fairly(int& budget, int& n_long, StepPlan& plan) {
       if (std::any_of(seen.begin(), seen.end(), [&](const std::string* s) { return *s == name; })) continue;
       seen.push_back(&name);
       const FairShare::Tenant& t = fair_.tenant(name);
-      if (t.left() > 0) {
+      if (t.left_for_chunks() > 0) {
         const bool under = t.running < t.seat_share;
         const double key = fair_.finish_time(name);
         if (!pick || (under && !pick_under) || (under == pick_under && key < pick_key)) {
@@ -178,7 +202,7 @@ void Scheduler::admit_waiting_fairly(int& budget, int& n_long, StepPlan& plan) {
     }
     if (!pick) break;
     FairShare::Tenant& t = fair_.tenant(pick->request.tenant);
-    if (!try_admit(pick, std::min(budget, t.left()), n_long, plan)) break;
+    if (!try_admit(pick, std::min(budget, t.left_for_chunks()), n_long, plan)) break;
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), pick));
     const ScheduledChunk& c = plan.chunks.back();
     budget -= c.n_new;
@@ -199,8 +223,15 @@ void Scheduler::begin_fair_step(int budget) {
   };
   for (const Sequence* seq : running_) note(seq);
   for (size_t i = 0; i < waiting_.size() && !several; ++i) note(waiting_[i]);
+  // A tenant whose request just ended counts as at work for a few more steps, with nothing to run
+  // (SchedulerConfig::fair_linger_steps); then it is gone.
+  for (const Lingering& l : lingering_) several = several || (first && *first != l.tenant);
   std::unordered_map<std::string, FairShare::Tenant> tenants;
   if (several) {
+    for (const Lingering& l : lingering_) {
+      FairShare::Tenant& t = tenants[l.tenant];
+      t.weight = std::isfinite(l.weight) && l.weight > 0 ? l.weight : 1.0;
+    }
     auto entry = [&](const Sequence* seq) -> FairShare::Tenant& {
       FairShare::Tenant& t = tenants[seq->request.tenant];
       const double w = seq->request.tenant_weight;
@@ -210,17 +241,46 @@ void Scheduler::begin_fair_step(int budget) {
     for (const Sequence* seq : running_) {
       FairShare::Tenant& t = entry(seq);
       ++t.running;
+      t.prompt = t.prompt || seq->n_uncomputed() > 1;
       t.demand += seq->n_uncomputed() == 1 ? 1 + static_cast<int>(seq->draft.size())
                                            : std::min(seq->n_uncomputed(), budget);
     }
     for (const Sequence* seq : waiting_) {
       FairShare::Tenant& t = entry(seq);
       t.waiting = true;
+      t.prompt = true;
       t.demand += std::min(seq->n_uncomputed(), budget);
     }
     for (auto& [name, t] : tenants) t.demand = std::min(t.demand, budget);
+  } else if (first) {
+    tenants[*first];  // alone: not a fair step, but the incumbent of the next one (FairShare::begin_step)
   }
+  for (Lingering& l : lingering_) --l.n_steps;
+  lingering_.erase(
+      std::remove_if(lingering_.begin(), lingering_.end(), [](const Lingering& l) { return l.n_steps <= 0; }),
+      lingering_.end());
   fair_.begin_step(std::move(tenants), budget, config_.max_num_seqs, config_.fair_min_chunk);
+}
+
+void Scheduler::choose_decode_turns() {
+  // Per tenant, as many of its decodes as its share holds, least recently served first (then oldest admission): one
+  // held back this step is among the first next step, so none waits more than about n_decodes / share steps.
+  std::unordered_map<std::string, std::vector<Sequence*>> decodes;
+  for (Sequence* seq : running_) {
+    seq->decode_turn = false;
+    if (seq->n_uncomputed() == 1) decodes[seq->request.tenant].push_back(seq);
+  }
+  for (auto& [name, seqs] : decodes) {
+    FairShare::Tenant& t = fair_.tenant(name);
+    const size_t n = std::min(seqs.size(), static_cast<size_t>(std::max(t.allowance, 0)));
+    std::partial_sort(seqs.begin(), seqs.begin() + static_cast<std::ptrdiff_t>(n), seqs.end(),
+                      [](const Sequence* a, const Sequence* b) {
+                        return a->served_step != b->served_step ? a->served_step < b->served_step
+                                                                : a->admit_seq < b->admit_seq;
+                      });
+    for (size_t k = 0; k < n; ++k) seqs[k]->decode_turn = true;
+    t.reserved = static_cast<int>(n);
+  }
 }
 
 size_t Scheduler::pick_victim(size_t i) const {
@@ -262,6 +322,7 @@ bool Scheduler::try_admit(Sequence* seq, int budget, int n_long, StepPlan& plan)
   }
   seq->status = SeqStatus::Running;
   seq->admit_seq = next_admit_seq_++;
+  seq->served_step = n_steps_;
   running_.push_back(seq);
   plan.copies.insert(plan.copies.end(), alloc->copies.begin(), alloc->copies.end());
   plan.chunks.push_back({seq, seq->n_computed, n_new, seq->n_computed + n_new == static_cast<int>(seq->tokens.size())});

@@ -5,14 +5,15 @@
 // than the budget are chunked. When KV blocks run out, the most recently admitted running request is preempted
 // (its blocks freed, recomputed later from its tokens so far -- its output is kept, never lost or duplicated).
 // While requests of two or more tenants (Request::tenant) are queued or running, each step's budget, seats and
-// admission order are shared between them by weight (engine/fair_share.h), and the preempted request is the newest
-// of the tenant served most.
+// admission order are shared between them by weight (engine/fair_share.h), decodes included (a tenant's decodes
+// beyond its share take turns), and the preempted request is the newest of the tenant served most.
 //
 // Bookkeeping only: the scheduler moves token counts and block ids, never tensors. Its invariants (a request holds KV
 // exactly while admitted, and as many slots as it has computed; the pools' counts add up after every step) are
 // checked in every build and throw InvariantViolation (core/check.h).
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "engine/fair_share.h"
@@ -30,6 +31,11 @@ struct SchedulerConfig {
   // With several tenants at work: the least a tenant's share of a step is cut to when another tenant's share is
   // smaller (engine/fair_share.h). Smaller keeps the other tenant's steps shorter; larger wastes less of each step.
   int fair_min_chunk = 16;
+  // With several tenants at work: for this many steps after a tenant's request ends, that tenant still counts as at
+  // work (with nothing to run), so the others' steps stay short until its client's next request can arrive. An
+  // interactive client sends its next request a moment after the last one ends, and a step cannot be interrupted:
+  // without this, the request would wait for a whole step of the other tenants' burst (issue 25's measurement).
+  int fair_linger_steps = 2;
 };
 
 struct ScheduledChunk {
@@ -77,6 +83,8 @@ class Scheduler {
   void preempt(Sequence* seq, StepPlan& plan);
   // Fills fair_ for this step: tenants at work, their weights, demands and running counts.
   void begin_fair_step(int budget);
+  // Marks the running decodes that fit their tenant's share this step (Sequence::decode_turn), in rotation.
+  void choose_decode_turns();
   // Index in running_ of the request to preempt so running_[i] gets KV: never one before i (already scheduled).
   size_t pick_victim(size_t i) const;
   void admit_waiting_in_order(int& budget, int& n_long, StepPlan& plan);
@@ -91,6 +99,13 @@ class Scheduler {
   std::vector<Sequence*> running_;  // in admission order
   uint64_t next_admit_seq_ = 1;
   int64_t n_preemptions_ = 0;
+  uint64_t n_steps_ = 0;  // steps planned: the rotation clock of Sequence::served_step
+  struct Lingering {
+    std::string tenant;
+    double weight = 1;
+    int n_steps = 0;  // steps it still counts as at work
+  };
+  std::vector<Lingering> lingering_;  // tenants whose request ended in a fair step (SchedulerConfig::fair_linger_steps)
   FairShare fair_;
 };
 

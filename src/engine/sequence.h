@@ -31,6 +31,10 @@ struct Sequence {
   bool admitted_once = false;
   SeqStatus status = SeqStatus::Waiting;
   uint64_t admit_seq = 0;       // order of (re)admission: preemption picks the most recent
+  // Fair sharing between tenants (engine/fair_share.h): the last step that gave it tokens, so a tenant's decodes held
+  // back by its share take turns; and whether its decode is among those chosen for the step being planned.
+  uint64_t served_step = 0;
+  bool decode_turn = false;
 
   sampling::SamplerChain sampler;
   std::unique_ptr<tokenizer::IncrementalDecoder> decoder;

@@ -141,6 +141,10 @@ class Device {
   // Waits for every piece of work submitted or recorded so far.
   virtual void synchronize() = 0;
   virtual DeviceMemoryInfo memory_info() const = 0;
+  // Bytes this device holds now for allocate() and upload_matrices() (not its per-step staging): what free() and
+  // free_matrices() give back. An accounting of the device's own, so a test can show that load/unload cycles do not
+  // grow it; memory_info() reports the whole device (other processes included).
+  virtual uint64_t bytes_in_use() const = 0;
   // Whether kv_write and attention take a KV cache of this dtype; the error names the dtypes that work.
   virtual Status check_kv_dtype(DType dtype) const = 0;
   // Whether attention takes this head shape (device kernels cap head_dim); checked at model load, before any upload.
@@ -153,6 +157,10 @@ class Device {
   // device's matmul). The device owns the copies until it is destroyed. An entry whose span.ptr equals the host
   // view's data was not copied (the CPU device with nothing to repack): keep the host bytes alive.
   virtual Result<std::vector<DeviceMatrix>> upload_matrices(std::span<const MatrixView> host) = 0;
+  // Gives back what upload_matrices made for these matrices (a LoRA adapter unloaded while serving): each one at most
+  // once, and none used afterwards. Waits for recorded work that may still read them. A matrix the device did not
+  // copy (span.ptr == its host view's data on the CPU device) is the caller's memory and is skipped.
+  virtual void free_matrices(std::span<const DeviceMatrix> matrices) = 0;
 
   // ---- one step ----
   // Ops between begin_step and end_step may run asynchronously; end_step waits for all of them.

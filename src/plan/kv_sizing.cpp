@@ -24,11 +24,12 @@ std::string gib(uint64_t n_bytes) {
 int64_t kv_room(const KvPoolRequest& r) {
   return static_cast<int64_t>(r.budget_bytes) - static_cast<int64_t>(r.weights_bytes) -
          static_cast<int64_t>(r.activation_bytes) - static_cast<int64_t>(r.overhead_bytes) -
-         static_cast<int64_t>(r.window_kv_bytes);
+         static_cast<int64_t>(r.adapter_bytes) - static_cast<int64_t>(r.window_kv_bytes);
 }
 
 std::string after_what(const KvPoolRequest& r) {
   std::string s = gib(r.weights_bytes) + " of weights";
+  if (r.adapter_bytes > 0) s += ", " + gib(r.adapter_bytes) + " of LoRA adapters";
   if (r.activation_bytes + r.overhead_bytes > 0) {
     s += ", " + gib(r.activation_bytes) + " of activations and " + gib(r.overhead_bytes) + " of runtime overhead";
   }
@@ -41,13 +42,16 @@ Error refusal(const model::ModelConfig& config, const KvPoolRequest& r, uint64_t
   const int64_t room = kv_room(r);
   const uint64_t need = static_cast<uint64_t>(r.min_concurrency) * static_cast<uint64_t>(blocks_per_seq) *
                         bytes_per_block;
-  const uint64_t fixed = r.weights_bytes + r.activation_bytes + r.overhead_bytes + r.window_kv_bytes;
+  const uint64_t fixed =
+      r.weights_bytes + r.activation_bytes + r.overhead_bytes + r.adapter_bytes + r.window_kv_bytes;
   std::string msg;
   if (room <= 0) {
-    msg = strprintf("the weights (%s), activations (%s) and runtime overhead (%s) need %s, more than the budget of "
+    const std::string adapters =
+        r.adapter_bytes > 0 ? strprintf(", LoRA adapters (%s)", gib(r.adapter_bytes).c_str()) : std::string();
+    msg = strprintf("the weights (%s), activations (%s)%s and runtime overhead (%s) need %s, more than the budget of "
                     "%s, leaving nothing for the KV cache",
-                    gib(r.weights_bytes).c_str(), gib(r.activation_bytes).c_str(), gib(r.overhead_bytes).c_str(),
-                    gib(fixed).c_str(), gib(r.budget_bytes).c_str());
+                    gib(r.weights_bytes).c_str(), gib(r.activation_bytes).c_str(), adapters.c_str(),
+                    gib(r.overhead_bytes).c_str(), gib(fixed).c_str(), gib(r.budget_bytes).c_str());
   } else if (fixed == r.window_kv_bytes) {  // a budget for the KV cache alone (`kairo serve --kv-cache-memory`)
     const std::string window = r.window_kv_bytes == 0
                                    ? std::string()
@@ -83,12 +87,14 @@ Error refusal(const model::ModelConfig& config, const KvPoolRequest& r, uint64_t
       }
     }
   }
+  if (!r.adapter_fix.empty()) fixes.push_back(r.adapter_fix);
   const double scale = r.knobs.budget_scale > 0 ? r.knobs.budget_scale : 1.0;
   fixes.push_back(strprintf("raise %s to at least %s", r.knobs.budget.c_str(),
                             gib(static_cast<uint64_t>(std::ceil(static_cast<double>(fixed + need) / scale))).c_str()));
   // A smaller quantization helps only if weights that leave room for this KV cache are possible at all.
   const int64_t weights_room = static_cast<int64_t>(r.budget_bytes) - static_cast<int64_t>(r.activation_bytes) -
-                               static_cast<int64_t>(r.overhead_bytes) - static_cast<int64_t>(need);
+                               static_cast<int64_t>(r.overhead_bytes) - static_cast<int64_t>(r.adapter_bytes) -
+                               static_cast<int64_t>(need);
   if (room <= 0 && weights_room > 0) {
     fixes.push_back(strprintf("quantize the model so its weights take at most %s (now %s; q8_0 is ~8.5 bits a "
                               "weight, q4_k ~4.5)",

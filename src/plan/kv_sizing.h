@@ -27,6 +27,8 @@ struct KvPoolRequest {
   uint64_t weights_bytes = 0;
   uint64_t activation_bytes = 0;   // see activation_bytes() in memory_plan.h
   uint64_t overhead_bytes = 0;     // runtime overhead of the device
+  uint64_t adapter_bytes = 0;      // LoRA adapters and their step scratch (AdapterMemory::total_bytes)
+  std::string adapter_fix;         // how to shrink adapter_bytes ("lower --max-loras or --max-lora-rank"), or ""
   DType kv_dtype = DType::F16;
   int block_size = 16;             // tokens per KV block
   int max_model_len = 0;           // longest sequence (prompt + output) to serve

@@ -21,6 +21,8 @@ struct Sizer {
   uint64_t kv_per_token;
   uint64_t overhead;
   uint64_t usable;
+  uint64_t draft_weights = 0;
+  uint64_t draft_kv_per_token = 0;  // in every block of the full-context pool, window layers or not
 
   // Sliding-window layers hold at most their window (and a step's chunk) per sequence, whatever the context.
   uint64_t kv_bytes(int64_t context, int64_t concurrency) const {
@@ -35,12 +37,17 @@ struct Sizer {
     return static_cast<uint64_t>(blocks * bs) * (kv_per_token - window_per_token) +
            static_cast<uint64_t>(window_blocks * bs) * window_per_token;
   }
+  uint64_t draft_kv_bytes(int64_t context, int64_t concurrency) const {
+    const int64_t bs = request.kv_block_size;
+    return static_cast<uint64_t>(concurrency * ceil_div(context, bs) * bs) * draft_kv_per_token;
+  }
   uint64_t activations(int64_t context, int64_t concurrency) const {
     const int64_t t = request.max_batch_tokens;
     return activation_bytes(config, t, std::min<int64_t>(t, concurrency), context);
   }
   uint64_t total(int64_t context, int64_t concurrency) const {
-    return weights_bytes + kv_bytes(context, concurrency) + activations(context, concurrency) + overhead;
+    return weights_bytes + kv_bytes(context, concurrency) + activations(context, concurrency) + overhead +
+           draft_weights + draft_kv_bytes(context, concurrency) + request.adapters.total_bytes();
   }
   bool fits(int64_t context, int64_t concurrency) const { return total(context, concurrency) <= usable; }
 };
@@ -177,6 +184,14 @@ uint64_t activation_bytes(const model::ModelConfig& c, int64_t batch_tokens, int
          4ull * static_cast<uint64_t>(c.n_heads) * static_cast<uint64_t>(context_length);
 }
 
+Result<DraftModelSpec> draft_model_spec(const model::ModelConfig& config, const std::vector<TensorSpec>& tensors,
+                                        DType kv_dtype) {
+  DraftModelSpec d;
+  d.weights = summarize_weights(tensors, expert_fraction(config));
+  KAIRO_TRY_ASSIGN(d.kv_bytes_per_token, kv_bytes_per_token(config, kv_dtype));
+  return d;
+}
+
 KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSummary& weights,
                               const DeviceSpec& device, const PlanRequest& request) {
   KvPoolRequest r;
@@ -194,6 +209,18 @@ KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSum
   r.max_batch_tokens = request.max_batch_tokens;
   r.knobs = request.knobs;
   r.knobs.budget_scale = device.usable_fraction;
+  if (request.draft) {
+    r.weights_bytes += request.draft->weights.total_bytes;
+    r.extra_bytes_per_token = request.draft->kv_bytes_per_token;
+  }
+  r.adapter_bytes = request.adapters.total_bytes();
+  if (request.adapters.n_runtime_slots > 0) {
+    r.adapter_fix = strprintf("lower --max-loras or --max-lora-rank (%d runtime LoRA slots of rank %d reserve %s)",
+                              request.adapters.n_runtime_slots, request.adapters.runtime_rank,
+                              human_bytes(static_cast<uint64_t>(request.adapters.n_runtime_slots) *
+                                          request.adapters.runtime_slot_bytes)
+                                  .c_str());
+  }
   return r;
 }
 
@@ -202,6 +229,8 @@ KvPoolRequest kv_cache_budget_request(KvPoolRequest r, uint64_t kv_cache_bytes) 
   r.weights_bytes = 0;
   r.activation_bytes = 0;
   r.overhead_bytes = 0;
+  r.adapter_bytes = 0;  // the KV cache's budget alone: adapters are outside it, like the weights
+  r.adapter_fix.clear();
   r.max_sequences = 0;
   return r;
 }
@@ -225,11 +254,20 @@ Result<Plan> make_plan(const model::ModelConfig& config, const std::vector<Tenso
   p.weights = summarize_weights(tensors, expert_fraction(config));
   KAIRO_TRY_ASSIGN(p.kv_bytes_per_token, kv_bytes_per_token(config, r.kv_dtype));
 
-  const Sizer s{config, r, p.weights.total_bytes, p.kv_bytes_per_token, device.runtime_overhead_bytes,
-                device.usable_bytes()};
+  const Sizer s{config,
+                r,
+                p.weights.total_bytes,
+                p.kv_bytes_per_token,
+                device.runtime_overhead_bytes,
+                device.usable_bytes(),
+                r.draft ? r.draft->weights.total_bytes : 0,
+                r.draft ? r.draft->kv_bytes_per_token : 0};
   MemoryBreakdown& m = p.memory;
   m.weights_bytes = p.weights.total_bytes;
   m.kv_bytes = s.kv_bytes(r.context_length, r.concurrency);
+  m.draft_weights_bytes = s.draft_weights;
+  m.draft_kv_bytes = s.draft_kv_bytes(r.context_length, r.concurrency);
+  m.adapter_bytes = r.adapters.total_bytes();
   m.activation_bytes = s.activations(r.context_length, r.concurrency);
   m.overhead_bytes = device.runtime_overhead_bytes;
   m.total_bytes = s.total(r.context_length, r.concurrency);

@@ -7,11 +7,13 @@
 // Int8 throughput is used when most matmul bytes are block-quantized (the kernels quantize activations to 8 bits),
 // bf16 throughput otherwise.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
 #include "model/config.h"
+#include "plan/adapter_memory.h"
 #include "plan/device_catalog.h"
 #include "plan/kv_sizing.h"
 #include "plan/model_shapes.h"
@@ -60,6 +62,17 @@ double expert_fraction(const model::ModelConfig& config);
 uint64_t activation_bytes(const model::ModelConfig& config, int64_t batch_tokens, int64_t logit_rows,
                           int64_t context_length);
 
+// A speculative draft model (`--draft-model`): its weights, and its own KV pool with as many token slots as the
+// model's (the engine gives it one block for each of the model's), which costs what the draft's layers store per
+// token in every block.
+struct DraftModelSpec {
+  std::string source;             // the file, for the printed plan
+  WeightsSummary weights;
+  uint64_t kv_bytes_per_token = 0;
+};
+Result<DraftModelSpec> draft_model_spec(const model::ModelConfig& config, const std::vector<TensorSpec>& tensors,
+                                        DType kv_dtype);
+
 struct PlanRequest {
   int context_length = 0;         // tokens per sequence; 0 = the model's context length
   int concurrency = 1;            // sequences served at once
@@ -67,11 +80,16 @@ struct PlanRequest {
   int kv_block_size = 16;
   int max_batch_tokens = 512;     // tokens in one forward step (prefill chunk)
   KvKnobNames knobs = {"--context", "--concurrency", "--kv-dtype", "--mem-gb"};
+  std::optional<DraftModelSpec> draft;
+  AdapterMemory adapters;         // LoRA adapters (adapter_memory): counted like the weights, before the KV cache
 };
 
 struct MemoryBreakdown {
   uint64_t weights_bytes = 0;
   uint64_t kv_bytes = 0;          // concurrency × ceil(L / block) blocks
+  uint64_t draft_weights_bytes = 0;  // a draft model's (PlanRequest::draft), counted in total_bytes
+  uint64_t draft_kv_bytes = 0;       // its pool: as many token slots as kv_bytes holds
+  uint64_t adapter_bytes = 0;        // PlanRequest::adapters.total_bytes(), counted in total_bytes
   uint64_t activation_bytes = 0;
   uint64_t overhead_bytes = 0;
   uint64_t total_bytes = 0;
@@ -109,11 +127,12 @@ struct Plan {
 };
 
 // The KV pool request `kairo serve --max-model-len L --max-num-seqs C --kv-dtype D --block-size B
-// --max-num-batched-tokens T` makes on this device (L, C, D, B, T = the request's context_length, concurrency,
-// kv_dtype, kv_block_size, max_batch_tokens): every block the budget leaves after weights, activations and overhead,
+// --max-num-batched-tokens T [--draft-model F]` makes on this device (L, C, D, B, T = the request's context_length,
+// concurrency, kv_dtype, kv_block_size, max_batch_tokens): every block the budget leaves after weights, activations and overhead,
 // up to C sequences of L tokens (more would sit idle); refused only when not even one sequence of L fits -- with
 // fewer blocks the server batches fewer sequences at once and preempts. make_plan sizes its kv_pool with this very
-// request, so the capacity `kairo plan` predicts is the one the server prints.
+// request, so the capacity `kairo plan` predicts is the one the server prints. A draft model adds its weights and,
+// in every block, its KV (KvPoolRequest::extra_bytes_per_token).
 KvPoolRequest kv_pool_request(const model::ModelConfig& config, const WeightsSummary& weights,
                               const DeviceSpec& device, const PlanRequest& request);
 

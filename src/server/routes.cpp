@@ -10,6 +10,7 @@
 #include "server/exchange.h"
 #include "server/lora_endpoints.h"
 #include "server/openai/render_response.h"
+#include "server/web_ui.h"
 
 namespace kairo::server {
 
@@ -17,7 +18,7 @@ namespace {
 
 enum class Route {
   Health, Metrics, Models, Model, Completions, ChatCompletions, Messages, CountTokens, Responses, Tokenize, Detokenize,
-  LoadLora, UnloadLora, None
+  LoadLora, UnloadLora, WebUi, None
 };
 
 struct RouteMatch {
@@ -39,6 +40,7 @@ RouteMatch match(const std::string& path) {
   if (path == "/detokenize") return {Route::Detokenize, "POST"};
   if (path == "/v1/load_lora_adapter") return {Route::LoadLora, "POST"};
   if (path == "/v1/unload_lora_adapter") return {Route::UnloadLora, "POST"};
+  if (is_web_ui_path(path)) return {Route::WebUi, "GET"};
   return {};
 }
 
@@ -76,7 +78,8 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
   auto exchange = std::make_shared<Exchange>(std::move(sink), req, request_id,
                                              common_headers(ctx_.config, request_id), &ctx_.metrics,
                                              ctx_.config.access_log);
-  const RouteMatch m = match(req.path);
+  RouteMatch m = match(req.path);
+  if (m.route == Route::WebUi && !ctx_.config.webui) m = {};  // --no-webui
   // Anthropic's clients read errors in Anthropic's shape: every refusal below, the route's own included.
   const bool anthropic = m.route == Route::Messages || m.route == Route::CountTokens;
   if (anthropic) exchange->set_error_renderer(render_anthropic_error);
@@ -110,6 +113,16 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     return exchange->send_error(e);
   }
 
+  if (m.route == Route::WebUi) {
+    // Unauthenticated, and served while the model loads: the page asks for the key when the API answers 401.
+    const EmbeddedFile* file = find_web_ui_file(req.path);
+    if (!file) {
+      return exchange->send_error(api_error(404, strprintf("the web UI has no file %s",
+                                                           quote_for_error(req.path, 80).c_str()),
+                                            "not_found"));
+    }
+    return exchange->send(web_ui_response(*file, req.header("if-none-match")));
+  }
   const Backend* backend = ctx_.backend.load();
   if (m.route == Route::Health) {
     // Unauthenticated: load balancers and orchestrators probe it.

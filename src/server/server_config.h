@@ -60,6 +60,7 @@ struct ServerConfig {
   // --allow-runtime-lora: POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's) load and unload adapters
   // while serving; without it they answer 404 naming the flag.
   bool allow_runtime_lora = false;
+  bool webui = true;                   // the browser chat UI at / (web_ui.h); --no-webui: off (404)
   RequestLimits limits;
   HttpLimits http;
 };

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import OpenAI from "openai";
+import { withTemplateServer } from "./template_server.mjs";
 
 const client = new OpenAI({ baseURL: process.env.KAIRO_URL, apiKey: "unused", maxRetries: 0 });
 const MODEL = "e2e-model";
@@ -287,36 +288,19 @@ test("beta.chat.completions.parse gives the reply as a parsed object", async () 
   }
 });
 
-// A second server whose chat template (--chat-template-file) writes Hermes-style tool calls: the demo model has no
-// template of its own. It is a random model, so only the grammar that tool_choice "required" applies can make it
-// call a tool; what is checked is the protocol: the call parsed into tool_calls, and the result sent back.
-async function withTemplateServer(fn) {
-  const { spawn } = await import("node:child_process");
-  const template = new URL("./hermes_tools.jinja", import.meta.url).pathname;
-  const server = spawn(process.env.KAIRO_EXE, ["serve", "--model", process.env.KAIRO_MODEL,
-    "--device", process.env.KAIRO_DEVICE ?? "cpu", "--port", "0", "--served-model-name", MODEL,
-    "--chat-template-file", template, "--no-access-log"], { stdio: ["ignore", "ignore", "pipe"] });
-  let log = "";
-  const port = await new Promise((resolve, reject) => {
-    server.stderr.on("data", (d) => {
-      log += d;
-      const m = /listening on http:\/\/[^:]*:(\d+)/.exec(log);
-      if (m && log.includes("kairo serve: ready")) resolve(Number(m[1]));
-    });
-    server.on("exit", (code) => reject(new Error(`kairo serve exited (${code}): ${log}`)));
-  });
-  try {
-    await fn(new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "unused", maxRetries: 0 }));
-  } finally {
-    server.kill("SIGTERM");
-  }
+// A second server whose chat template (--chat-template-file) writes Hermes-style tool calls (template_server.mjs): the
+// demo model has no template of its own. It is a random model, so only the grammar that tool_choice "required" applies
+// can make it call a tool; what is checked is the protocol: the call parsed into tool_calls, and the result sent back.
+function withToolServer(fn) {
+  return withTemplateServer(MODEL, (baseURL) =>
+    fn(new OpenAI({ baseURL: `${baseURL}/v1`, apiKey: "unused", maxRetries: 0 })));
 }
 
 // tool_choice's four meanings over 20 seeds each, at temperature 1 against the live server: "none" never gives
 // calls, "auto" gives finish_reason "tool_calls" exactly when it gives calls, "required" (one call at a time) always
 // calls one of the tools with valid arguments, and a named function is the one called.
 test("tools: tool_choice none / auto / required / named over 20 seeds", async () => {
-  await withTemplateServer(async (c) => {
+  await withToolServer(async (c) => {
     const tools = [
       { type: "function", function: { name: "weather", parameters: { type: "object",
         properties: { city: { type: "string", enum: ["Oslo", "Rome"] } }, required: ["city"] } } },
@@ -367,7 +351,7 @@ test("tools: tool_choice none / auto / required / named over 20 seeds", async ()
 });
 
 test("tools: a required call parses into tool_calls and its result goes back (--chat-template-file)", async () => {
-  await withTemplateServer(async (c) => {
+  await withToolServer(async (c) => {
     const tools = [{ type: "function", function: { name: "weather", description: "Weather in a city",
       parameters: { type: "object", properties: { city: { type: "string", enum: ["Oslo", "Rome"] } },
         required: ["city"], additionalProperties: false } } }];

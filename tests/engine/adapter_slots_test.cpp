@@ -26,6 +26,39 @@ TEST(AdapterSlots, StartupAdaptersAreLoadedWithGenerationZero) {
                                   "unload one first, or restart with a larger --max-loras");
 }
 
+// A byte budget: startup adapters count from the start, a load reserves its bytes or is refused with what is free,
+// a cancelled load gives them back, and an unloaded id's bytes are free for a new load once it is Freeing (its free
+// is queued before the new load's upload) or, under a request, once that request let go of it.
+TEST(AdapterSlots, LoadsReserveBytesWithinTheBudget) {
+  AdapterSlots slots({1}, 4, 1000, {400});
+  EXPECT_EQ(slots.max_bytes(), 1000u);
+  EXPECT_EQ(slots.resident_bytes(), 400u);
+  ASSERT_EQ(slots.reserve_load(), std::nullopt);
+  EXPECT_EQ(slots.reserve_bytes(700, "ADVICE"),
+            "this LoRA adapter takes 700 B of device memory but only 600 B of the 1000 B reserved for LoRA adapters "
+            "is free (400 B held by the adapters loaded or loading); ADVICE");
+  ASSERT_EQ(slots.reserve_bytes(500, "ADVICE"), std::nullopt);
+  EXPECT_EQ(slots.resident_bytes(), 900u);
+  ASSERT_EQ(slots.reserve_load(), std::nullopt);
+  EXPECT_NE(slots.reserve_bytes(200, "ADVICE"), std::nullopt);
+  slots.cancel_load();
+  slots.finish_load(2, 500);
+  EXPECT_EQ(slots.resident_bytes(), 900u);
+
+  slots.acquire(2);
+  ASSERT_EQ(std::get<int>(slots.unload(2, 1)), 1);  // Unloading: its bytes are still in use
+  EXPECT_EQ(slots.resident_bytes(), 900u);
+  ASSERT_TRUE(slots.release(2));  // Freeing: the engine frees it before any later upload
+  EXPECT_EQ(slots.resident_bytes(), 400u);
+  slots.freed(2);
+  ASSERT_EQ(std::get<int>(slots.unload(1, 0)), 0);
+  EXPECT_EQ(slots.resident_bytes(), 0u);
+  ASSERT_EQ(slots.reserve_load(), std::nullopt);
+  EXPECT_EQ(slots.reserve_bytes(1000, "ADVICE"), std::nullopt);
+  slots.cancel_load(1000);
+  EXPECT_EQ(slots.resident_bytes(), 0u);
+}
+
 TEST(AdapterSlots, LoadsReserveRoomAndGetNewGenerations) {
   AdapterSlots slots({1}, 3);
   ASSERT_EQ(slots.reserve_load(), std::nullopt);

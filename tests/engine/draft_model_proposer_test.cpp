@@ -1,7 +1,8 @@
 // The draft-model proposer: its guesses are the draft's greedy continuation of the request's tokens, after any
 // divergence (rejected guesses) its KV rolls back to the common prefix, and release frees it. In the engine, a draft
-// that is the model itself has every guess accepted; another model's guesses are mostly rejected; either way greedy
-// outputs equal plain decoding and every block comes back.
+// that is the model itself has every guess accepted; another model's guesses are mostly rejected; the model's own
+// weights in Q4_0 have some guesses accepted and some rejected; either way greedy outputs equal plain decoding, alone,
+// batched and under preemption, and every block of both pools comes back.
 #include "engine/draft_model_proposer.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,12 @@ namespace {
 
 testing::LoadedModel& target() {
   static testing::LoadedModel m = testing::load_shared_model("synth-llama-gqa.Q8_0.gguf");
+  return m;
+}
+
+// The model's own weights quantized to Q4_0: a draft that is right often, and wrong often enough.
+testing::LoadedModel& q4_draft() {
+  static testing::LoadedModel m = testing::load_shared_model("synth-llama-gqa.Q4_0.gguf");
   return m;
 }
 
@@ -105,24 +112,68 @@ EngineRun run_with_draft(model::Model* draft, const std::vector<Request>& reqs, 
   return r;
 }
 
+// 32 requests with prompts of 1 to ~400 tokens, and their plain greedy outputs (batched; batch composition does not
+// change a temperature-0 output).
+const std::vector<Request>& requests32() {
+  static const std::vector<Request> reqs = testing::mixed_requests(32, 12, 77);
+  return reqs;
+}
+const std::vector<std::vector<int32_t>>& reference32() {
+  static const std::vector<std::vector<int32_t>> out = run_with_draft(nullptr, requests32()).tokens;
+  return out;
+}
+
 TEST(DraftModelProposer, ADraftThatIsTheModelHasEveryGuessAccepted) {
-  const std::vector<Request> reqs = testing::mixed_requests(16, 16);
-  const EngineRun plain = run_with_draft(nullptr, reqs);
-  const EngineRun spec = run_with_draft(target().model.get(), reqs);
-  EXPECT_EQ(spec.tokens, plain.tokens);
-  EXPECT_GT(spec.stats.spec_num_draft_tokens, 16 * 8);
+  const EngineRun spec = run_with_draft(target().model.get(), requests32());
+  EXPECT_EQ(spec.tokens, reference32());
+  EXPECT_GT(spec.stats.spec_num_draft_tokens, 32 * 6);
   EXPECT_EQ(spec.stats.spec_num_accepted_tokens, spec.stats.spec_num_draft_tokens);
   EXPECT_EQ(spec.stats.kv_usage, 0.0);
+  EXPECT_EQ(spec.stats.draft_kv_usage, 0.0);
 }
 
 TEST(DraftModelProposer, AnotherModelsGuessesKeepOutputsUnderPreemption) {
-  const std::vector<Request> reqs = testing::mixed_requests(24, 16);
-  const EngineRun plain = run_with_draft(nullptr, reqs);
-  const EngineRun spec = run_with_draft(other_draft().model.get(), reqs, /*n_kv_blocks=*/40);
-  EXPECT_EQ(spec.tokens, plain.tokens);
+  const EngineRun spec = run_with_draft(other_draft().model.get(), requests32(), /*n_kv_blocks=*/40);
+  EXPECT_EQ(spec.tokens, reference32());
   EXPECT_GT(spec.stats.n_preemptions, 0);
   EXPECT_GT(spec.stats.spec_num_draft_tokens, spec.stats.spec_num_accepted_tokens);
   EXPECT_EQ(spec.stats.kv_usage, 0.0);
+  EXPECT_EQ(spec.stats.draft_kv_usage, 0.0);
+}
+
+void expect_some_accepted_some_rejected_and_all_freed(const EngineStats& s) {
+  EXPECT_GT(s.spec_num_accepted_tokens, 0);
+  EXPECT_GT(s.spec_num_draft_tokens, s.spec_num_accepted_tokens);
+  EXPECT_EQ(s.kv_usage, 0.0);
+  EXPECT_EQ(s.draft_kv_usage, 0.0);
+}
+
+TEST(DraftModelProposer, BatchedOutputsEqualPlainDecodingAt32Requests) {
+  const EngineRun spec = run_with_draft(q4_draft().model.get(), requests32());
+  EXPECT_EQ(spec.tokens, reference32());
+  expect_some_accepted_some_rejected_and_all_freed(spec.stats);
+}
+
+TEST(DraftModelProposer, PreemptedOutputsEqualPlainDecodingAt32Requests) {
+  // 40 blocks: 640 token slots (in each pool) for 32 requests of up to ~410 tokens.
+  const EngineRun spec = run_with_draft(q4_draft().model.get(), requests32(), /*n_kv_blocks=*/40);
+  EXPECT_EQ(spec.tokens, reference32());
+  EXPECT_GT(spec.stats.n_preemptions, 0);
+  expect_some_accepted_some_rejected_and_all_freed(spec.stats);
+}
+
+TEST(DraftModelProposer, AloneOutputsEqualPlainDecodingAt32Requests) {
+  EngineConfig cfg;
+  cfg.speculative.method = SpeculativeMethod::DraftModel;
+  cfg.speculative.draft_model = q4_draft().model.get();
+  cfg.speculative.adaptive = false;
+  auto engine = Engine::create(*target().model, *target().tokenizer, cfg);
+  ASSERT_TRUE(engine.ok()) << engine.error().message;
+  for (size_t i = 0; i < requests32().size(); ++i) {
+    EXPECT_EQ(testing::run_requests(**engine, {requests32()[i]})[0].tokens, reference32()[i]) << "request " << i;
+    EXPECT_EQ((*engine)->stats().draft_kv_usage, 0.0) << "request " << i;
+  }
+  expect_some_accepted_some_rejected_and_all_freed((*engine)->stats());
 }
 
 TEST(DraftModelProposer, TheEngineRefusesADraftOfAnotherVocabularyOrAShorterContext) {

@@ -105,25 +105,75 @@ TEST(FairShare, AShareIsCappedAtTheWeightedLevelOfTheLargestOtherShare) {
   EXPECT_EQ(f.tenant("b").allowance, 384);
 }
 
-TEST(FairShare, ANewcomerStartsAtTheClockAndIdlingBanksNoCredit) {
+TEST(FairShare, NoTenantTrailsTheLeadByMoreThanOneStepOfItsOwnTokens) {
   FairShare f;
   f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}}, 16, 8, 16);
+  EXPECT_DOUBLE_EQ(f.finish_time("a"), 0.0);  // all new: level at zero
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), 0.0);
   f.charge("a", 1, 100);
   f.charge("b", 1, 40);
+  // The credit is one step's budget (16 tokens at weight 1). c starts that far behind the lead (a's 100), and b,
+  // which trailed by 60, is lifted to the same.
   f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}, {"c", at_work(1, 100)}}, 16, 8, 16);
-  // c starts at the least virtual time of those at work (b's 40), not at 0.
-  EXPECT_DOUBLE_EQ(f.finish_time("c"), 40.0);
-  // b idles one step while a and c go on; back, it is lifted to the clock (c's 40 + 500 > its own 40).
+  EXPECT_DOUBLE_EQ(f.finish_time("c"), 84.0);
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), 84.0);
+  // b idles one step while a and c go on; back, it starts one credit behind the lead again (a's 600), not at its own
+  // old time: idling banks no more than that.
   f.charge("a", 1, 500);
   f.charge("c", 1, 500);
   f.begin_step({{"a", at_work(1, 100)}, {"c", at_work(1, 100)}}, 16, 8, 16);
   f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}, {"c", at_work(1, 100)}}, 16, 8, 16);
-  EXPECT_DOUBLE_EQ(f.finish_time("b"), 540.0);
-  // A period with one tenant ends the fair period: the next one starts everyone level.
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), 584.0);
+  // The credit is in the tenant's own tokens: at weight 4, 16 tokens are 4 of virtual time.
+  f.begin_step({{"a", at_work(1, 100)}, {"c", at_work(1, 100)}}, 16, 8, 16);
+  f.begin_step({{"a", at_work(1, 100)}, {"c", at_work(1, 100)}, {"d", at_work(4, 100)}}, 16, 8, 16);
+  EXPECT_DOUBLE_EQ(f.finish_time("d"), 596.0);
+  // A period with one tenant ends the fair period: the next one starts over, with the tenant that was at work as the
+  // incumbent and the one that joins it one credit behind.
   f.begin_step({{"a", at_work(1, 100)}}, 16, 8, 16);
   f.begin_step({{"a", at_work(1, 100)}, {"b", at_work(1, 100)}}, 16, 8, 16);
   EXPECT_DOUBLE_EQ(f.finish_time("a"), 0.0);
-  EXPECT_DOUBLE_EQ(f.finish_time("b"), 0.0);
+  EXPECT_DOUBLE_EQ(f.finish_time("b"), -16.0);
+}
+
+FairShare::Tenant prompting(double weight, int demand) {
+  FairShare::Tenant t = at_work(weight, demand);
+  t.prompt = true;
+  return t;
+}
+
+TEST(FairShare, ATenantAheadYieldsTheStepToALaggingPrompt) {
+  FairShare f;
+  f.begin_step({{"a", prompting(1, 128)}}, 128, 64, 16);  // a's burst alone
+  // b's 57-token prompt arrives one credit (128) behind: all of it finishes, in virtual time, before a's next token
+  // starts. a keeps min_chunk, so the step is 73 tokens, not 114 (each with 57) or 128.
+  for (int prompt = 0; prompt < 2; ++prompt) {
+    f.begin_step({{"a", prompting(1, 128)}, {"b", prompting(1, 57)}}, 128, 64, 16);
+    EXPECT_EQ(f.tenant("a").allowance, 16);
+    EXPECT_EQ(f.tenant("b").allowance, 57);
+    f.charge("a", 1, 16);
+    f.charge("b", 1, 57);
+  }
+  // After two prompts b has caught up (-14 + 57 > 32): the even split again, capped at the other's level.
+  f.begin_step({{"a", prompting(1, 128)}, {"b", prompting(1, 57)}}, 128, 64, 16);
+  EXPECT_EQ(f.tenant("a").allowance, 57);
+  EXPECT_EQ(f.tenant("b").allowance, 57);
+}
+
+TEST(FairShare, WhatAYieldingTenantLeavesGoesToThePromptItYieldsTo) {
+  FairShare f;
+  f.begin_step({{"a", prompting(1, 128)}}, 128, 64, 16);
+  // Two prompts of b's (114 tokens) against a's 128: the split gives b 64; a yields, b takes all it needs, and a the
+  // 14 left (under min_chunk): both prompts fit the step, as they would alone.
+  f.begin_step({{"a", prompting(1, 128)}, {"b", prompting(1, 114)}}, 128, 64, 16);
+  EXPECT_EQ(f.tenant("b").allowance, 114);
+  EXPECT_EQ(f.tenant("a").allowance, 14);
+  // A tenant that only decodes never makes the others yield: a's prompt keeps the step-length cap (min_chunk here).
+  FairShare g;
+  g.begin_step({{"a", prompting(1, 128)}}, 128, 64, 16);
+  g.begin_step({{"a", prompting(1, 128)}, {"b", at_work(1, 2)}}, 128, 64, 16);
+  EXPECT_EQ(g.tenant("a").allowance, 16);
+  EXPECT_EQ(g.tenant("b").allowance, 2);
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 #include "convert/lora/synth_adapter.h"
 #include "engine/engine.h"
 #include "engine/engine_test_support.h"
+#include "core/format.h"
 #include "model/lora/adapter.h"
+#include "model/lora/lora_set.h"
 
 namespace kairo::engine {
 namespace {
@@ -302,6 +304,105 @@ TEST(LoraEngine, UnloadWhileARequestRunsFinishesItFirst) {
   }
   EXPECT_EQ(tokens, fixture_tokens(r, 1));
   EXPECT_EQ(rt.load(files[2]).id, a.id);  // freed with its last request
+}
+
+// Runs r to its end, unloading its adapter (a) while it runs: the engine thread is held in r's first output until
+// the unload is in, so the adapter is freed by the request's end, not by the unload.
+void run_and_unload_under_it(Engine& engine, Request r, const LoadedAdapter& a) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool first = false, go_on = false, finished = false;
+  auto id = engine.submit(r, [&](const RequestOutput& o) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!first) {
+      first = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return go_on; });
+    }
+    if (o.finished) {
+      finished = true;
+      cv.notify_all();
+    }
+  });
+  ASSERT_TRUE(std::holds_alternative<RequestId>(id));
+  std::unique_lock<std::mutex> lock(mutex);
+  cv.wait(lock, [&] { return first; });
+  auto unloaded = engine.unload_adapter(a.id, a.generation);
+  ASSERT_TRUE(std::holds_alternative<int>(unloaded));
+  EXPECT_EQ(std::get<int>(unloaded), 1);
+  go_on = true;
+  cv.notify_all();
+  cv.wait(lock, [&] { return finished; });
+}
+
+// Unloaded adapters give their device memory back (Device::free_matrices): 20 load/unload cycles, unloaded idle
+// (freed between steps) or under a running request (freed when it ends), leave the device's bytes where they were.
+TEST(LoraEngine, LoadUnloadCyclesDoNotGrowDeviceMemory) {
+  const auto& files = fixture().files;
+  RuntimeLora rt;
+  ASSERT_TRUE(rt.engine);
+  const kernels::Device& dev = rt.loaded.model->device();
+  const Request r = testing::mixed_requests(12, 3, 5)[2];
+  std::vector<uint64_t> after_load, after_unload;
+  for (int cycle = 0; cycle < 20; ++cycle) {
+    const LoadedAdapter a = rt.load(files[static_cast<size_t>(cycle % 2)]);  // two files of the same size
+    after_load.push_back(dev.bytes_in_use());
+    Request q = r;
+    q.adapter = a.id;
+    q.adapter_generation = a.generation;
+    if (cycle % 2 == 0) {
+      run_requests(*rt.engine, {q});
+      auto unloaded = rt.engine->unload_adapter(a.id, a.generation);
+      ASSERT_TRUE(std::holds_alternative<int>(unloaded));
+      EXPECT_EQ(std::get<int>(unloaded), 0);
+    } else {
+      run_and_unload_under_it(*rt.engine, q, a);
+    }
+    run_requests(*rt.engine, {r});  // the engine thread has run the free before this base request's step
+    after_unload.push_back(dev.bytes_in_use());
+    EXPECT_EQ(rt.loaded.model->adapters().n_in_use(), 0) << "cycle " << cycle;
+  }
+  // The first cycle's adapter step allocated the LoRA scratch, kept for later steps; from then on nothing grows.
+  for (int cycle = 1; cycle < 20; ++cycle) {
+    EXPECT_EQ(after_load[static_cast<size_t>(cycle)], after_load[1]) << "cycle " << cycle;
+    EXPECT_EQ(after_unload[static_cast<size_t>(cycle)], after_unload[0]) << "cycle " << cycle;
+  }
+  EXPECT_GT(after_load[1], after_unload[0]);  // the adapter was on the device, and went
+}
+
+// With a byte budget (what `kairo serve` reserves for adapters), a runtime load that does not fit what is left is
+// refused with what to change, and fits once an unload gave its bytes back.
+TEST(LoraEngine, ARuntimeLoadBeyondTheAdapterMemoryIsRefused) {
+  const auto& files = fixture().files;
+  testing::LoadedModel loaded = testing::load_shared_model(kBase);
+  auto adapter = model::lora::load_adapter(files[0], loaded.model->file(), loaded.model->config());
+  ASSERT_TRUE(adapter.ok()) << adapter.error().message;
+  auto prepared = model::lora::prepare_adapter(*adapter, loaded.model->config());
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const uint64_t bytes = prepared->matrices->device_bytes;  // every file of the fixture: rank 8, F16
+  EngineConfig cfg;
+  cfg.n_threads = 2;
+  cfg.max_loras = 2;
+  cfg.max_lora_rank = 8;
+  cfg.max_lora_bytes = bytes + bytes / 2;
+  auto engine = Engine::create(*loaded.model, *loaded.tokenizer, cfg);
+  ASSERT_TRUE(engine.ok()) << engine.error().message;
+  auto first = (*engine)->load_adapter(files[0], 1.0f);
+  ASSERT_TRUE(std::holds_alternative<LoadedAdapter>(first));
+  auto refused = (*engine)->load_adapter(files[1], 1.0f);
+  ASSERT_TRUE(std::holds_alternative<AdapterRefusal>(refused));
+  EXPECT_EQ(std::get<AdapterRefusal>(refused).kind, AdapterError::Full);
+  EXPECT_EQ(std::get<AdapterRefusal>(refused).message,
+            "this LoRA adapter takes " + human_bytes(bytes) + " of device memory but only " +
+                human_bytes(bytes / 2) + " of the " + human_bytes(bytes + bytes / 2) +
+                " reserved for LoRA adapters is free (" + human_bytes(bytes) +
+                " held by the adapters loaded or loading); kairo serve reserves room for --max-loras 2 adapters of "
+                "rank up to --max-lora-rank 8 in F16 (docs/lora.md): unload an adapter first, or restart with a "
+                "larger --max-lora-rank or --max-loras");
+  const LoadedAdapter a = std::get<LoadedAdapter>(first);
+  ASSERT_TRUE(std::holds_alternative<int>((*engine)->unload_adapter(a.id, a.generation)));
+  auto second = (*engine)->load_adapter(files[1], 1.0f);  // queued after the free: the bytes are back
+  EXPECT_TRUE(std::holds_alternative<LoadedAdapter>(second));
 }
 
 }  // namespace

@@ -81,5 +81,31 @@ TEST_F(SchedulerFairnessTest, PreemptionTakesTheNewestRequestOfTheTenantServedMo
   EXPECT_EQ(run("b"), RequestId{2});  // a was served more: its newest request, not b's
 }
 
+TEST_F(SchedulerFairnessTest, AnotherTenantsPromptGoesFirstAndItsDecodesTakeTurnsWithinItsShare) {
+  make(64, SchedulerConfig{16, 8, 100, 1, false, /*fair_min_chunk=*/4});
+  for (RequestId id = 1; id <= 6; ++id) sched_->add(seq(id, 2, 0, "a"));
+  step();  // a alone: all six prompts
+  sched_->add(seq(7, 2, 0, "b"));
+  // b's prompt arrives one step's credit behind a: a yields, b's prompt runs in full and a keeps min_chunk (4) of
+  // its six decodes.
+  EXPECT_EQ(shape(step()), (Shape{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {7, 2}}));
+  // b decodes: a's share is capped at min_chunk again; the two held back go first, then the oldest of the rest.
+  EXPECT_EQ(shape(step()), (Shape{{1, 1}, {2, 1}, {5, 1}, {6, 1}, {7, 1}}));
+  EXPECT_EQ(shape(step()), (Shape{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {7, 1}}));
+}
+
+TEST_F(SchedulerFairnessTest, ATenantWhoseRequestEndedKeepsTheOthersStepsShortBriefly) {
+  make(64, SchedulerConfig{16, 8, 100, 1, false, /*fair_min_chunk=*/4, /*fair_linger_steps=*/2});
+  sched_->add(seq(1, 100, 0, "a"));
+  Sequence* b = seq(2, 2, 0, "b");
+  sched_->add(b);
+  step();
+  sched_->remove(b);  // b's request ended; its client's next one is on its way
+  // Two steps in which a keeps min_chunk, as while b was at work; then a alone takes whole steps.
+  EXPECT_EQ(step().n_tokens, 4);
+  EXPECT_EQ(step().n_tokens, 4);
+  EXPECT_EQ(step().n_tokens, 16);
+}
+
 }  // namespace
 }  // namespace kairo::engine

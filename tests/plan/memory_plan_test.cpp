@@ -105,6 +105,31 @@ TEST(MakePlan, ServerPoolTakesTheRoomWhenTheConcurrencyDoesNotFit) {
             "lower --concurrency to 33, or raise --mem-gb to at least 23.6 MiB");
 }
 
+// `--draft-model`: the model as its own draft doubles the weights and the KV bytes of every token slot.
+TEST(MakePlan, ADraftModelsWeightsAndKvPoolAreCounted) {
+  const auto s = synth_llama();
+  PlanRequest r;
+  r.context_length = 512;
+  r.concurrency = 64;
+  auto draft = draft_model_spec(s.config, s.tensors, DType::F16);
+  ASSERT_TRUE(draft.ok());
+  EXPECT_EQ(draft->weights.total_bytes, 1885184u);
+  EXPECT_EQ(draft->kv_bytes_per_token, 512u);
+  r.draft = *draft;
+  auto p = make_plan(s.config, s.tensors, test_device(16u << 20), r);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->memory.weights_bytes, 1885184u);  // the model's own line
+  EXPECT_EQ(p->memory.draft_weights_bytes, 1885184u);
+  EXPECT_EQ(p->memory.draft_kv_bytes, p->memory.kv_bytes);
+  EXPECT_EQ(p->memory.total_bytes, 2 * (1885184u + p->memory.kv_bytes) + 6070272u);
+  ASSERT_TRUE(p->kv_pool.ok()) << p->kv_pool.error().message;
+  EXPECT_EQ(p->kv_pool->n_blocks, ((16 << 20) - 2 * 1885184 - 6070272) / (2 * 8192));
+  EXPECT_EQ(p->kv_pool->n_blocks, 423);
+  // Each sequence of 512 tokens takes 2 x 256 KiB of KV: 13 fit beside both models' weights.
+  EXPECT_EQ(p->kv_pool->max_concurrency_at_max_len, 13);
+  EXPECT_EQ(p->max_concurrency_at_context, 13);
+}
+
 TEST(MakePlan, DecodeBecomesComputeBoundAtHighConcurrency) {
   const auto s = synth_llama();
   DeviceSpec d = test_device(1ull << 30);

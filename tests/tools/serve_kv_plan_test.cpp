@@ -1,87 +1,23 @@
 // `kairo serve` sizes its KV pool with the planner's code: the capacity it prints at startup is the one
 // `kairo plan --json` predicts for the same model, context, concurrency and KV type, and a budget too small for the
 // requested context is refused with the planner's message (exit 1, no crash).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "run_command.h"
+#include "serve_startup.h"
 
 namespace kairo {
 namespace {
 
+using testing::printed_kv_tokens;
 using testing::run_kairo;
+using testing::start_and_stop_serve;
 
 const std::string kSynth = std::string(KAIRO_SHARED_DIR) + "/models/synth-llama-gqa.Q8_0.gguf";
 const std::string kDemo = std::string(KAIRO_SOURCE_DIR) + "/models/aidreams260K.gguf";
-
-struct ServeStartup {
-  std::string log;     // stderr up to the "ready" line (or everything, if it exited)
-  int exit_code = -1;  // after SIGTERM, or on its own
-  int signal = 0;      // the signal that ended it
-  // Started and stopped on our SIGTERM: the server announces "ready" only once SIGTERM is handled, so even a
-  // SIGTERM sent the moment it is read drains and exits 0.
-  bool served() const { return exit_code == 0 && signal == 0; }
-};
-
-// Starts `kairo serve ARGS --port 0`, reads its stderr until it says it is ready (or exits), then stops it with
-// SIGTERM. The deadline only guards against a hang; nothing here is timed.
-ServeStartup start_and_stop_serve(const std::string& args) {
-  ServeStartup out;
-  int err_pipe[2];
-  if (::pipe(err_pipe) != 0) return out;
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(err_pipe[1], STDERR_FILENO);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, STDOUT_FILENO);
-    ::close(err_pipe[0]);
-    ::close(err_pipe[1]);
-    const std::string cmd = std::string(KAIRO_EXE) + " serve --port 0 --threads 1 --no-access-log " + args;
-    ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(err_pipe[1]);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  bool ready = false, eof = false;
-  char buf[4096];
-  while (!ready && !eof && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{err_pipe[0], POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = ::read(err_pipe[0], buf, sizeof buf);
-    if (n <= 0) {
-      eof = true;
-    } else {
-      out.log.append(buf, static_cast<size_t>(n));
-      ready = out.log.find("kairo serve: ready:") != std::string::npos;
-    }
-  }
-  if (!eof) ::kill(pid, SIGTERM);
-  // Drain what it prints while stopping, so it never blocks on a full pipe.
-  while (::read(err_pipe[0], buf, sizeof buf) > 0) {
-  }
-  ::close(err_pipe[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  out.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  return out;
-}
-
-// N of the startup line "kairo serve: KV cache: N tokens (...)"; -1 when there is none.
-int64_t printed_kv_tokens(const std::string& log) {
-  std::smatch m;
-  if (!std::regex_search(log, m, std::regex("kairo serve: KV cache: ([0-9]+) tokens \\("))) return -1;
-  return std::stoll(m[1]);
-}
 
 nlohmann::json plan_json(const std::string& args) {
   // --bandwidth-gbs / --tflops skip the roofline measurement; memory is still this machine's MemAvailable.
@@ -148,6 +84,58 @@ TEST(ServeKvPlan, ADraftModelsWeightsAndKvComeOutOfTheBudget) {
   const int64_t n_alone = printed_kv_tokens(alone.log), n_drafted = printed_kv_tokens(drafted.log);
   EXPECT_LT(n_drafted, n_alone / 2 + 16) << alone.log << drafted.log;  // half of what is left after 2 x the weights
   EXPECT_GT(n_drafted, n_alone / 4) << drafted.log;
+}
+
+// `kairo plan --draft-model` counts what `kairo serve --draft-model` takes (the draft's weights, and its own KV pool
+// of as many token slots as the model's), each on its own line, so the KV tokens it predicts shrink and are the
+// ones the server prints for the same flags.
+TEST(ServeKvPlan, PlanWithADraftModelPredictsWhatServePrints) {
+  const std::string draft = std::string(KAIRO_SHARED_DIR) + "/models/synth-llama-gqa.Q4_0.gguf";
+  const std::string budget = "--model " + kSynth + " --mem-gb 0.145 --usable-fraction 1 --context 512 "
+                             "--concurrency 64";
+  const auto alone = plan_json(budget);
+  const auto drafted = plan_json(budget + " --draft-model " + draft);
+  ASSERT_TRUE(alone["kv_pool"].contains("n_token_slots")) << alone.dump();
+  ASSERT_TRUE(drafted["kv_pool"].contains("n_token_slots")) << drafted.dump();
+  const int64_t n_alone = alone["kv_pool"]["n_token_slots"].get<int64_t>();
+  const int64_t n_drafted = drafted["kv_pool"]["n_token_slots"].get<int64_t>();
+  // The draft stores as much per token as the model (the same shapes): what is left after both weights, halved.
+  const auto& m = drafted["memory"];
+  const uint64_t per_token = m["kv_bytes_per_token"].get<uint64_t>();
+  EXPECT_EQ(drafted["draft_model"]["kv_bytes_per_token"].get<uint64_t>(), per_token);
+  const uint64_t draft_weights = m["draft_weights_bytes"].get<uint64_t>();
+  EXPECT_GT(draft_weights, 0u);
+  EXPECT_LT(draft_weights, m["weights_bytes"].get<uint64_t>());  // Q4_0 beside Q8_0
+  const int64_t expected_slots =
+      (n_alone * static_cast<int64_t>(per_token) - static_cast<int64_t>(draft_weights)) / static_cast<int64_t>(2 * per_token * 16) * 16;
+  EXPECT_LE(std::abs(n_drafted - expected_slots), 16) << n_alone << " " << n_drafted;
+  EXPECT_EQ(drafted["kv_pool"]["draft_n_token_slots"].get<int64_t>(), n_drafted);
+  EXPECT_EQ(drafted["kv_pool"]["draft_bytes"].get<uint64_t>(), static_cast<uint64_t>(n_drafted) * per_token);
+  EXPECT_EQ(m["draft_kv_bytes"].get<uint64_t>(), 64ull * 512 * per_token);  // the requested 64 x 512, as kv_bytes
+
+  const auto serve = start_and_stop_serve("--model " + kSynth + " --mem-budget-gb 0.145 --max-model-len 512 "
+                                          "--max-num-seqs 64 --draft-model " + draft);
+  ASSERT_TRUE(serve.served()) << serve.log;
+  EXPECT_EQ(printed_kv_tokens(serve.log), n_drafted) << serve.log;
+  EXPECT_NE(serve.log.find("the draft model's KV: " + std::to_string(n_drafted) + " tokens"), std::string::npos)
+      << serve.log;
+
+  const auto human = run_kairo("plan --device cpu --bandwidth-gbs 10 --tflops 1 " + budget + " --draft-model " + draft);
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("| draft model weights | "), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("| draft model KV cache | "), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("--draft-model " + draft + " on this budget: KV cache of " + std::to_string(n_drafted) +
+                           " tokens"),
+            std::string::npos)
+      << human.out;
+  EXPECT_NE(human.out.find("and the draft model's KV of " + std::to_string(n_drafted) + " tokens"), std::string::npos)
+      << human.out;
+
+  // A draft the server would refuse, refused with the engine's words.
+  const auto bad = run_kairo("plan --device cpu --bandwidth-gbs 10 --tflops 1 " + budget + " --draft-model " +
+                             std::string(KAIRO_SHARED_DIR) + "/models/synth-llama3.Q8_0.gguf");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("the draft model's vocabulary has"), std::string::npos) << bad.err;
 }
 
 TEST(ServeKvPlan, TooSmallKvCacheMemoryIsRefusedWithThePlannersMessage) {

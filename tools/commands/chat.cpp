@@ -12,12 +12,13 @@
 #include "chat/chat_session.h"
 #include "chat/interrupt.h"
 #include "chat/line_editor.h"
-#include "chat/model_chat_template.h"
+#include "server/chat_template_loader.h"
 #include "chat/plain_line_reader.h"
 #include "chat/terminal.h"
 #include "command_registry.h"
 #include "core/format.h"
 #include "device_option.h"
+#include "sampling_options.h"
 #include "engine/engine.h"
 #include "server/server_context.h"
 #include "tokenizer/tokenizer.h"
@@ -31,32 +32,12 @@ struct ChatArgs {
   std::string chat_template_file;
   int max_tokens = 0;
   int max_model_len = 0;
-  float temperature = 0.8f;
-  int top_k = 40;
-  float top_p = 0.95f;
-  float min_p = 0.05f;
-  float repeat_penalty = 1.0f;
-  float presence_penalty = 0.0f;
-  float frequency_penalty = 0.0f;
-  int64_t seed = -1;
+  SamplingFlags sampling;
   int threads = 0;
   std::string thinking = "show";
   bool stats = false;
   std::string device = "cpu";
 };
-
-engine::SamplingParams sampling_params(const ChatArgs& a) {
-  engine::SamplingParams p;
-  p.temperature = a.temperature;
-  p.top_k = a.top_k;
-  p.top_p = a.top_p;
-  p.min_p = a.min_p;
-  p.repetition_penalty = a.repeat_penalty;
-  p.presence_penalty = a.presence_penalty;
-  p.frequency_penalty = a.frequency_penalty;
-  if (a.seed >= 0) p.seed = static_cast<uint64_t>(a.seed);
-  return p;
-}
 
 int run_chat(const ChatArgs& a) {
   auto fail = [](const std::string& msg) {
@@ -67,7 +48,7 @@ int run_chat(const ChatArgs& a) {
   if (!model.ok()) return fail(model.error().message);
   auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
   if (!tok.ok()) return fail(tok.error().message);
-  auto chat_template = chat::load_chat_template(**model, **tok, a.chat_template_file);
+  auto chat_template = server::load_chat_template((*model)->file(), **tok, a.chat_template_file);
   if (!chat_template.ok()) return fail(chat_template.error().message);
 
   engine::EngineConfig config;
@@ -96,7 +77,7 @@ int run_chat(const ChatArgs& a) {
   output.notices = interactive ? stdout : stderr;
   output.notice_colour = chat::colour_wanted(fileno(output.notices));
   chat::ChatSettings settings;
-  settings.sampling = sampling_params(a);
+  apply_sampling_flags(a.sampling, settings.sampling);
   settings.max_tokens = a.max_tokens;
   settings.context_tokens = engine->context_length();
   settings.thinking = a.thinking == "hide" ? chat::ThinkingDisplay::Hide : chat::ThinkingDisplay::Show;
@@ -143,18 +124,7 @@ void setup(CLI::App& app) {
   cmd->add_option("--max-model-len", a->max_model_len,
                   "Context the conversation may use, in tokens (0 = the model's); the KV cache is sized for it")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--temperature,-t", a->temperature, "Sampling temperature; 0 is greedy")->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-p", a->top_p, "Nucleus sampling mass (1 = off)")->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-p", a->min_p, "Drop tokens below min-p x the top probability (0 = off)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--repeat-penalty", a->repeat_penalty, "Repetition penalty (1 = off)")->capture_default_str();
-  cmd->add_option("--presence-penalty", a->presence_penalty, "Presence penalty")->capture_default_str();
-  cmd->add_option("--frequency-penalty", a->frequency_penalty, "Frequency penalty")->capture_default_str();
-  cmd->add_option("--seed,-s", a->seed, "Random seed of every reply (-1 = random)")->capture_default_str();
+  add_sampling_flags(cmd, a->sampling, "Random seed of every reply (-1 = random)");
   cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--thinking", a->thinking,

@@ -10,6 +10,7 @@
 #include "core/format.h"
 #include "gguf/gguf_file.h"
 #include "model/config.h"
+#include "model/lora/adapter_format.h"
 #include "devices/open_device.h"
 #include "plan/device_catalog.h"
 #include "plan/memory_plan.h"
@@ -21,8 +22,11 @@ namespace kairo::tools {
 namespace {
 
 struct PlanArgs {
-  std::string model, preset, device, weights_dtype, kv_dtype = "f16";
+  std::string model, preset, device, weights_dtype, kv_dtype = "f16", draft_model;
   int context = 0, concurrency = 1, max_batch_tokens = 512;
+  std::vector<std::string> loras;  // --lora PATH: adapters given at startup
+  int max_loras = 0;               // > the --lora count: runtime slots (`kairo serve --allow-runtime-lora`)
+  int max_lora_rank = model::lora::kDefaultMaxRank;
   double mem_gb = 0, bandwidth_gbs = 0, tflops = 0, tops = 0, usable_fraction = 0;
   bool json = false, list = false;
 };
@@ -116,6 +120,50 @@ Result<Model> resolve_model(const PlanArgs& a) {
   return m;
 }
 
+// --draft-model: read from its header like the model; refused as `kairo serve` refuses it (the same words).
+Result<plan::DraftModelSpec> resolve_draft(const PlanArgs& a, const model::ModelConfig& target, int context,
+                                           DType kv_dtype) {
+  KAIRO_TRY_ASSIGN(const gguf::File file, gguf::File::open(a.draft_model));
+  KAIRO_TRY_ASSIGN(const model::ModelConfig c, model::read_config(file));
+  if (c.n_vocab != target.n_vocab) {
+    return Error{strprintf("the draft model's vocabulary has %d tokens but the model's %d: a draft model must share "
+                           "the model's tokenizer",
+                           c.n_vocab, target.n_vocab)};
+  }
+  const int ctx = context > 0 ? context : target.context_length;
+  if (c.context_length < ctx) {
+    return Error{strprintf("the draft model's context is %d tokens, shorter than --context %d; lower --context or "
+                           "use another draft model",
+                           c.context_length, ctx)};
+  }
+  KAIRO_TRY_ASSIGN(plan::DraftModelSpec d, plan::draft_model_spec(c, plan::tensors_from_file(file), kv_dtype));
+  d.source = a.draft_model;
+  return d;
+}
+
+// --lora / --max-loras / --max-lora-rank: the adapter memory `kairo serve` with the same flags (and
+// --allow-runtime-lora when --max-loras is given) reserves (plan/adapter_memory.h).
+Result<plan::AdapterMemory> resolve_adapters(const PlanArgs& a, const model::ModelConfig& config) {
+  plan::AdapterMemoryRequest r;
+  for (const std::string& path : a.loras) {
+    auto file = gguf::File::open(path);
+    if (!file.ok()) return Error{"--lora " + path + ": " + file.error().message};
+    r.loaded.push_back(plan::adapter_size(plan::tensors_from_file(*file)));
+  }
+  r.runtime_loads = a.max_loras > 0;
+  r.max_loras = a.max_loras;
+  r.max_lora_rank = a.max_lora_rank;
+  r.max_batch_tokens = a.max_batch_tokens;
+  return plan::adapter_memory(config, r);
+}
+
+// The draft model's part of the KV pool `kairo serve` sizes: as many token slots as the model's.
+uint64_t draft_pool_bytes(const plan::Plan& p) {
+  return p.request.draft && p.kv_pool.ok()
+             ? static_cast<uint64_t>(p.kv_pool->n_token_slots) * p.request.draft->kv_bytes_per_token
+             : 0;
+}
+
 nlohmann::json to_json(const plan::Plan& p, const std::string& source) {
   using nlohmann::json;
   const auto& c = p.config;
@@ -146,6 +194,23 @@ nlohmann::json to_json(const plan::Plan& p, const std::string& source) {
                  {"kv_bytes_per_token", p.kv_bytes_per_token}, {"activation_bytes", m.activation_bytes},
                  {"overhead_bytes", m.overhead_bytes}, {"total_bytes", m.total_bytes},
                  {"usable_bytes", m.usable_bytes}, {"fits", m.fits}};
+  if (p.request.draft) {
+    const auto& dw = p.request.draft->weights;
+    j["draft_model"] = {{"source", p.request.draft->source}, {"weights_bytes", dw.total_bytes},
+                        {"n_params", dw.n_params}, {"kv_bytes_per_token", p.request.draft->kv_bytes_per_token}};
+    j["memory"]["draft_weights_bytes"] = m.draft_weights_bytes;
+    j["memory"]["draft_kv_bytes"] = m.draft_kv_bytes;
+  }
+  if (m.adapter_bytes > 0) {
+    const plan::AdapterMemory& ad = p.request.adapters;
+    j["memory"]["adapter_bytes"] = m.adapter_bytes;
+    j["adapters"] = {{"n_loaded", ad.n_loaded},
+                     {"loaded_bytes", ad.loaded_bytes},
+                     {"n_runtime_slots", ad.n_runtime_slots},
+                     {"runtime_slot_rank", ad.runtime_rank},
+                     {"runtime_slot_bytes", ad.runtime_slot_bytes},
+                     {"scratch_bytes", ad.scratch_bytes}};
+  }
   const auto& t = p.trained_context;
   j["context"] = {{"requested", t.requested}, {"trained", t.trained}, {"rope_scaling", t.rope_scaling},
                   {"fits", t.fits}};
@@ -157,6 +222,11 @@ nlohmann::json to_json(const plan::Plan& p, const std::string& source) {
                     {"n_token_slots", p.kv_pool->n_token_slots},
                     {"n_window_blocks", p.kv_pool->n_window_blocks},
                     {"max_concurrency_at_context", p.kv_pool->max_concurrency_at_max_len}};
+    // kv_pool.bytes counts both pools, as the budget does; these are the draft's part.
+    if (p.request.draft) {
+      j["kv_pool"]["draft_n_token_slots"] = p.kv_pool->n_token_slots;
+      j["kv_pool"]["draft_bytes"] = draft_pool_bytes(p);
+    }
   } else {
     j["kv_pool"] = {{"error", p.kv_pool.error().message}};
   }
@@ -195,6 +265,17 @@ void print_human(const plan::Plan& p, const std::string& source) {
               types.c_str());
   std::printf("| KV cache | %s | %s per token × %d tokens × %d sequences |\n", gib(m.kv_bytes).c_str(),
               human_bytes(p.kv_bytes_per_token).c_str(), r.context_length, r.concurrency);
+  if (r.draft) {
+    std::printf("| draft model weights | %s | %s: %.3f B params |\n", gib(m.draft_weights_bytes).c_str(),
+                r.draft->source.c_str(), r.draft->weights.n_params / 1e9);
+    std::printf("| draft model KV cache | %s | %s per token × %d tokens × %d sequences (its own pool, as many token "
+                "slots as the model's) |\n",
+                gib(m.draft_kv_bytes).c_str(), human_bytes(r.draft->kv_bytes_per_token).c_str(), r.context_length,
+                r.concurrency);
+  }
+  if (m.adapter_bytes > 0) {
+    std::printf("| LoRA adapters | %s | %s |\n", gib(m.adapter_bytes).c_str(), r.adapters.describe().c_str());
+  }
   std::printf("| activations | %s | %d tokens per step, %d logit rows |\n", gib(m.activation_bytes).c_str(),
               r.max_batch_tokens, std::min(r.max_batch_tokens, r.concurrency));
   std::printf("| runtime overhead | %s | |\n", gib(m.overhead_bytes).c_str());
@@ -212,13 +293,20 @@ void print_human(const plan::Plan& p, const std::string& source) {
   }
   std::printf("largest concurrency at context %d: %d\n", r.context_length, p.max_concurrency_at_context);
   // The same sizing `kairo serve` runs at startup (its "KV cache: N tokens" line prints this N).
-  const std::string serve = strprintf("kairo serve --max-model-len %d --max-num-seqs %d --kv-dtype %s", r.context_length,
-                                      r.concurrency, lower(std::string(dtype_name(r.kv_dtype))).c_str());
+  std::string serve = strprintf("kairo serve --max-model-len %d --max-num-seqs %d --kv-dtype %s", r.context_length,
+                                r.concurrency, lower(std::string(dtype_name(r.kv_dtype))).c_str());
+  if (r.draft) serve += " --draft-model " + r.draft->source;
   if (p.kv_pool.ok()) {
+    const uint64_t draft_kv = draft_pool_bytes(p);
     std::printf("%s on this budget: KV cache of %lld tokens (%lld blocks of %d, %s), %lld sequences of %d at once\n",
                 serve.c_str(), static_cast<long long>(p.kv_pool->n_token_slots),
-                static_cast<long long>(p.kv_pool->n_blocks), r.kv_block_size, gib(p.kv_pool->kv_bytes).c_str(),
+                static_cast<long long>(p.kv_pool->n_blocks), r.kv_block_size,
+                gib(p.kv_pool->kv_bytes - draft_kv).c_str(),
                 static_cast<long long>(p.kv_pool->max_concurrency_at_max_len), r.context_length);
+    if (r.draft) {
+      std::printf("  and the draft model's KV of %lld tokens (%s)\n", static_cast<long long>(p.kv_pool->n_token_slots),
+                  gib(draft_kv).c_str());
+    }
     if (p.kv_pool->n_window_blocks > 0) {
       std::printf("  of which the %d sliding-window layers (window %d) hold %lld blocks (%s) whatever the context: "
                   "what falls behind the window is freed\n",
@@ -280,6 +368,20 @@ int run_plan(const PlanArgs& a) {
   req.concurrency = a.concurrency;
   req.kv_dtype = *kv;
   req.max_batch_tokens = a.max_batch_tokens;
+  if (!a.draft_model.empty()) {
+    auto draft = resolve_draft(a, model->config, a.context, *kv);
+    if (!draft.ok()) {
+      std::fprintf(stderr, "error: --draft-model %s: %s\n", a.draft_model.c_str(), draft.error().message.c_str());
+      return 1;
+    }
+    req.draft = std::move(draft).value();
+  }
+  auto adapters = resolve_adapters(a, model->config);
+  if (!adapters.ok()) {
+    std::fprintf(stderr, "error: %s\n", adapters.error().message.c_str());
+    return 1;
+  }
+  req.adapters = *adapters;
   auto p = plan::make_plan(model->config, model->tensors, *device, req);
   if (!p.ok()) {
     std::fprintf(stderr, "error: %s\n", p.error().message.c_str());
@@ -305,6 +407,18 @@ void setup(CLI::App& app) {
   cmd->add_option("--weights-dtype", a->weights_dtype,
                   "Weight type for a preset (default bf16), or to re-type a file's matrices (e.g. q4_k)");
   cmd->add_option("--max-batch-tokens", a->max_batch_tokens, "Tokens per forward step")->capture_default_str();
+  cmd->add_option("--draft-model", a->draft_model,
+                  "A speculative draft model (GGUF, header only): its weights and its KV pool (as many token slots as "
+                  "the model's, as `kairo serve --draft-model` keeps) come out of the same memory");
+  cmd->add_option("--lora", a->loras,
+                  "A LoRA adapter served from startup (GGUF, header only; repeatable): its device bytes come out of "
+                  "the same memory");
+  cmd->add_option("--max-loras", a->max_loras,
+                  "Adapters resident at once, --lora ones included; the rest are reserved as runtime slots of "
+                  "--max-lora-rank, as `kairo serve --allow-runtime-lora` reserves them (0 = no runtime slots)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--max-lora-rank", a->max_lora_rank, "Rank of a runtime slot (F16 on q, k, v, o, gate, up, down)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--mem-gb", a->mem_gb, "Device memory in GiB (custom device, or override)");
   cmd->add_option("--bandwidth-gbs", a->bandwidth_gbs, "Memory bandwidth in GB/s (custom device, or override)");
   cmd->add_option("--tflops", a->tflops, "Dense bf16 TFLOP/s (custom device, or override)");

@@ -8,6 +8,7 @@
 
 #include "command_registry.h"
 #include "device_option.h"
+#include "sampling_options.h"
 #include "core/format.h"
 #include "core/thread_pool.h"
 #include "engine/generator.h"
@@ -24,14 +25,7 @@ struct RunArgs {
   std::string prompt;
   int max_tokens = 128;
   int ctx_size = 0;  // 0 = the model's trained context
-  float temperature = 0.8f;
-  int top_k = 40;
-  float top_p = 0.95f;
-  float min_p = 0.05f;
-  float repeat_penalty = 1.0f;
-  float presence_penalty = 0.0f;
-  float frequency_penalty = 0.0f;
-  int64_t seed = -1;
+  SamplingFlags sampling;
   int threads = 0;
   bool json = false;
   int logits_steps = 0;
@@ -79,14 +73,7 @@ int run_generate(const RunArgs& args) {
   engine::GenerateOptions opts;
   opts.max_tokens = args.max_tokens;
   opts.context_limit = args.ctx_size;
-  opts.sampling.temperature = args.temperature;
-  opts.sampling.top_k = args.top_k;
-  opts.sampling.top_p = args.top_p;
-  opts.sampling.min_p = args.min_p;
-  opts.sampling.repetition_penalty = args.repeat_penalty;
-  opts.sampling.presence_penalty = args.presence_penalty;
-  opts.sampling.frequency_penalty = args.frequency_penalty;
-  if (args.seed >= 0) opts.sampling.seed = static_cast<uint64_t>(args.seed);
+  apply_sampling_flags(args.sampling, opts.sampling);
   opts.n_logit_steps = args.logits_steps;
   opts.exact_numerics = args.exact_numerics;
   for (int32_t id = 0; id < tk.n_vocab(); ++id) {
@@ -159,18 +146,7 @@ void setup(CLI::App& app) {
                   "front (0 = the model's trained context)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--temperature,-t", a->temperature, "Sampling temperature; 0 is greedy")->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--top-p", a->top_p, "Nucleus sampling mass (1 = off)")->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-p", a->min_p, "Drop tokens below min-p x the top probability (0 = off)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--repeat-penalty", a->repeat_penalty, "Repetition penalty (1 = off)")->capture_default_str();
-  cmd->add_option("--presence-penalty", a->presence_penalty, "Presence penalty")->capture_default_str();
-  cmd->add_option("--frequency-penalty", a->frequency_penalty, "Frequency penalty")->capture_default_str();
-  cmd->add_option("--seed,-s", a->seed, "Random seed (-1 = random)")->capture_default_str();
+  add_sampling_flags(cmd, a->sampling);
   cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "Print one JSON object with prompt tokens, tokens and text");

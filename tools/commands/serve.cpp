@@ -23,9 +23,9 @@
 #include "plan/model_shapes.h"
 #include "plan/system_memory.h"
 #include "server/auth.h"
+#include "server/chat_template_loader.h"
 #include "server/endpoints.h"
 #include "server/server.h"
-#include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kairo::tools {
@@ -71,7 +71,25 @@ struct KvPlan {
   plan::KvPoolRequest request;
   plan::KvSizing sizing;
   std::string budget_source;
+  plan::AdapterMemory adapters;
 };
+
+// The LoRA adapters' device memory, as `kairo plan --lora ... --max-loras --max-lora-rank` counts it
+// (plan/adapter_memory.h): the --lora files' bytes from their headers and, with --allow-runtime-lora, room for the
+// rest of --max-loras at --max-lora-rank, which the engine then holds runtime loads to (EngineConfig::max_lora_bytes).
+Result<plan::AdapterMemory> lora_memory(const model::ModelConfig& c, const ServeArgs& a) {
+  plan::AdapterMemoryRequest r;
+  for (const std::string& text : a.loras) {
+    KAIRO_TRY_ASSIGN(const LoraSpec spec, parse_lora_spec(text, /*named=*/true));
+    KAIRO_TRY_ASSIGN(const gguf::File file, gguf::File::open(spec.path));
+    r.loaded.push_back(plan::adapter_size(plan::tensors_from_file(file)));
+  }
+  r.runtime_loads = a.server.allow_runtime_lora;
+  r.max_loras = a.max_loras;
+  r.max_lora_rank = a.max_lora_rank;
+  r.max_batch_tokens = a.max_num_batched_tokens;
+  return plan::adapter_memory(c, r);
+}
 
 Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a, const model::Model* draft) {
   const model::ModelConfig& c = model.config();
@@ -116,13 +134,13 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a, const
   }
   const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(model.file()),
                                                                      plan::expert_fraction(model.config()));
-  out.request = plan::kv_pool_request(c, weights, device, req);
-  if (draft) {  // its weights, and its KV pool of as many token slots as the model's
-    out.request.weights_bytes += plan::summarize_weights(plan::tensors_from_file(draft->file()),
-                                                         plan::expert_fraction(draft->config()))
-                                     .total_bytes;
-    KAIRO_TRY_ASSIGN(out.request.extra_bytes_per_token, plan::kv_bytes_per_token(draft->config(), kv_dtype));
+  if (draft) {  // its weights, and its KV pool of as many token slots as the model's (as `kairo plan` counts them)
+    KAIRO_TRY_ASSIGN(req.draft, plan::draft_model_spec(draft->config(), plan::tensors_from_file(draft->file()),
+                                                       kv_dtype));
   }
+  KAIRO_TRY_ASSIGN(out.adapters, lora_memory(c, a));
+  req.adapters = out.adapters;
+  out.request = plan::kv_pool_request(c, weights, device, req);
   out.request.knobs.budget_scale = 1.0;  // --mem-budget-gb is the budget itself, not a device's memory
   if (a.kv_cache_mib > 0) {
     out.request = plan::kv_cache_budget_request(out.request, static_cast<uint64_t>(a.kv_cache_mib * 1024.0 * 1024.0));
@@ -158,37 +176,10 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   config.exact_numerics = a.exact_numerics;
   config.max_loras = a.max_loras;
   config.max_lora_rank = a.max_lora_rank;
+  config.max_lora_bytes = kv.adapters.adapters_bytes();
   KAIRO_TRY_ASSIGN(config.speculative, speculative_config(a.speculative, draft));
   KAIRO_TRY_ASSIGN(auto engine, engine::Engine::create(model, tok, config));
   return EngineHolder{std::move(engine)};
-}
-
-// The model's own Jinja chat template, rendered with the variables transformers passes.
-server::ChatTemplate jinja_template(std::string source, std::string bos, std::string eos) {
-  return [source = std::move(source), bos = std::move(bos),
-          eos = std::move(eos)](const server::ChatTemplateInput& in) -> Result<std::string> {
-    nlohmann::ordered_json context = in.kwargs.is_object() ? in.kwargs : nlohmann::ordered_json::object();
-    context["messages"] = in.messages;
-    if (!in.tools.is_null()) context["tools"] = in.tools;
-    context["add_generation_prompt"] = in.add_generation_prompt;
-    context["bos_token"] = bos;
-    context["eos_token"] = eos;
-    return jinja::render(source, context);
-  };
-}
-
-// The chat template's Jinja source: --chat-template-file when given, else the model's tokenizer.chat_template, else
-// "" (ChatML).
-Result<std::string> chat_template_source(const model::Model& model, const std::string& file) {
-  if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return Error{"--chat-template-file " + file + ": cannot open the file"};
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.empty()) return Error{"--chat-template-file " + file + ": the file is empty"};
-    return text;
-  }
-  if (!model.file().find("tokenizer.chat_template")) return std::string();
-  return model.file().get_string("tokenizer.chat_template");
 }
 
 int run_serve(ServeArgs a) {
@@ -240,24 +231,9 @@ int run_serve(ServeArgs a) {
   if (!tok.ok()) return fail(tok.error().message);
   const tokenizer::Tokenizer& tk = **tok;
 
-  server::ChatTemplate chat_template;  // empty: ChatML
-  server::ChatTemplateTraits template_traits;
-  auto source = chat_template_source(**model, a.chat_template_file);
-  if (!source.ok()) return fail(source.error().message);
-  if (!source->empty()) {
-    const std::string bos = tk.bos_id() >= 0 ? tk.token_text(tk.bos_id()) : "";
-    const std::string eos = tk.eos_id() >= 0 ? tk.token_text(tk.eos_id()) : "";
-    // Rendered once now, so a template that cannot render says so at startup, not on every chat request.
-    const nlohmann::ordered_json probe = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "hi"}}});
-    if (auto r = jinja::apply_chat_template(*source, probe, nullptr, true, bos, eos); !r.ok()) {
-      return fail("the chat template" +
-                  (a.chat_template_file.empty() ? std::string(" of the model") : " in " + a.chat_template_file) +
-                  " cannot render a one-message chat: " + r.error().message +
-                  " (fix it, or pass --chat-template-file with a template that works)");
-    }
-    chat_template = jinja_template(*source, bos, eos);
-    template_traits = server::chat_template_traits(*source);
-  } else {
+  auto chat_template = server::load_chat_template((*model)->file(), tk, a.chat_template_file);
+  if (!chat_template.ok()) return fail(chat_template.error().message);
+  if (!chat_template->render) {
     std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
   }
 
@@ -272,15 +248,21 @@ int run_serve(ServeArgs a) {
   auto kv = plan_kv_pool(**model, a, draft->get());
   if (!kv.ok()) return fail(kv.error().message);
   const plan::KvPoolRequest& kr = kv->request;
+  const plan::AdapterMemory& lora = kv->adapters;
+  const std::string lora_bytes =
+      lora.total_bytes() == 0
+          ? std::string()
+          : strprintf(", LoRA adapters %s (%s)", human_bytes(lora.total_bytes()).c_str(), lora.describe().c_str());
   if (a.kv_cache_mib > 0) {
-    std::fprintf(stderr, "kairo serve: KV cache budget %s (--kv-cache-memory); weights %s\n",
-                 human_bytes(kr.budget_bytes).c_str(), human_bytes((*model)->file().file_size()).c_str());
+    std::fprintf(stderr, "kairo serve: KV cache budget %s (--kv-cache-memory); weights %s%s\n",
+                 human_bytes(kr.budget_bytes).c_str(), human_bytes((*model)->file().file_size()).c_str(),
+                 lora_bytes.c_str());
   } else {
     std::fprintf(stderr,
-                 "kairo serve: memory budget %s (%s): weights %s, activations %s, runtime overhead %s, the KV cache "
-                 "the rest, up to %d sequences of %d tokens\n",
+                 "kairo serve: memory budget %s (%s): weights %s%s, activations %s, runtime overhead %s, the KV "
+                 "cache the rest, up to %d sequences of %d tokens\n",
                  human_bytes(kr.budget_bytes).c_str(), kv->budget_source.c_str(),
-                 human_bytes(kr.weights_bytes).c_str(), human_bytes(kr.activation_bytes).c_str(),
+                 human_bytes(kr.weights_bytes).c_str(), lora_bytes.c_str(), human_bytes(kr.activation_bytes).c_str(),
                  human_bytes(kr.overhead_bytes).c_str(), a.max_num_seqs, kr.max_model_len);
   }
   auto engine = make_engine(**model, tk, a, *kv, draft->get());
@@ -297,7 +279,7 @@ int run_serve(ServeArgs a) {
                  sc.max_batch > 0 ? strprintf(", while fewer than %d requests run", sc.max_batch).c_str() : "");
   }
 
-  srv.attach(*engine->engine, tk, std::move(chat_template), template_traits);
+  srv.attach(*engine->engine, tk, std::move(chat_template->render), chat_template->traits);
   const bool drained = srv.run_until_signal([&] {
     std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
                  engine->engine->context_length());
@@ -324,7 +306,10 @@ void setup(CLI::App& app) {
                   "LoRA adapter NAME=PATH[:SCALE] (llama.cpp GGUF; repeatable): requests with \"model\": NAME, or "
                   "llama-server's \"lora\": [{\"id\": I, \"scale\": S}] (I: its place from 0), run with it, mixed in "
                   "the same batches as the base");
-  cmd->add_option("--max-lora-rank", a->max_lora_rank, "Largest adapter rank accepted")->capture_default_str()
+  cmd->add_option("--max-lora-rank", a->max_lora_rank,
+                  "Largest adapter rank accepted; with --allow-runtime-lora, the rank of the F16 slots reserved for "
+                  "runtime loads (docs/lora.md)")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--max-loras", a->max_loras,
                   "LoRA adapters resident at once: the --lora ones and those loaded while serving")
@@ -353,6 +338,8 @@ void setup(CLI::App& app) {
   cmd->add_option("--retry-after", s.retry_after_s, "Retry-After seconds sent with 429 when the queue is full")
       ->capture_default_str()->check(CLI::Range(0, 3600));
   cmd->add_flag("--no-access-log", [a](int64_t) { a->server.access_log = false; }, "Do not log requests to stderr");
+  cmd->add_flag("--no-webui", [a](int64_t) { a->server.webui = false; },
+                "Do not serve the browser chat UI at / (the API is unchanged)");
   cmd->add_option("--chat-template-file", a->chat_template_file,
                   "Jinja chat template to use instead of the model's (tool-call and reasoning formats follow it)")
       ->check(CLI::ExistingFile);

@@ -89,12 +89,12 @@ class CpuDevice final : public Device {
     std::memset(mem.get(), 0, static_cast<size_t>(bytes));
     std::lock_guard<std::mutex> lock(mutex_);
     DeviceSpan span{mem.get(), 0, 0};
-    owned_.emplace(mem.get(), std::move(mem));
+    own(std::move(mem), bytes);
     return span;
   }
   void free(DeviceSpan span) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    owned_.erase(span.ptr);
+    disown(span.ptr);
   }
   uint64_t max_allocation_bytes() const override { return UINT64_MAX; }
   void upload(DeviceSpan dst, const void* src, uint64_t bytes) override { std::memcpy(dst.ptr, src, bytes); }
@@ -102,6 +102,10 @@ class CpuDevice final : public Device {
   void copy(DeviceSpan src, DeviceSpan dst, uint64_t bytes) override { std::memcpy(dst.ptr, src.ptr, bytes); }
   void synchronize() override {}
   DeviceMemoryInfo memory_info() const override { return read_meminfo(); }
+  uint64_t bytes_in_use() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_in_use_;
+  }
   Status check_kv_dtype(DType dtype) const override {
     if (dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 || dtype == DType::Q8_0) return {};
     return Error{strprintf("KV cache dtype %s is not supported (use f16, bf16, q8_0 or f32)",
@@ -127,9 +131,14 @@ class CpuDevice final : public Device {
     for (size_t i = 0; i < host.size(); ++i) {
       const MatrixView& view = packed[i].view.data ? packed[i].view : host[i];
       out[i] = DeviceMatrix{view, DeviceSpan{const_cast<void*>(view.data), 0, 0}};
-      if (packed[i].storage) owned_.emplace(packed[i].storage.get(), std::move(packed[i].storage));
+      // The packed view's rows (tile padding aside): counted and given back as the same number.
+      if (packed[i].storage) own(std::move(packed[i].storage), view.row_bytes * static_cast<uint64_t>(view.n_rows));
     }
     return out;
+  }
+  void free_matrices(std::span<const DeviceMatrix> matrices) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const DeviceMatrix& m : matrices) disown(m.span.ptr);  // a host view's bytes are not in owned_
   }
 
   void begin_step(ThreadPool& pool) override { pool_ = &pool; }
@@ -263,8 +272,26 @@ class CpuDevice final : public Device {
   std::vector<MatrixView> grouped_views_;  // matmul_grouped's weights as views (grown, then reused)
   std::vector<LoraPairView> lora_pairs_;   // add_lora_deltas' pairs as views (grown, then reused)
   std::vector<float*> lora_outs_;
-  std::mutex mutex_;
-  std::unordered_map<void*, std::shared_ptr<void>> owned_;
+  // Under mutex_.
+  void own(std::shared_ptr<void> mem, uint64_t bytes) {
+    void* key = mem.get();
+    owned_.emplace(key, Owned{std::move(mem), bytes});
+    bytes_in_use_ += bytes;
+  }
+  void disown(void* ptr) {
+    const auto it = owned_.find(ptr);
+    if (it == owned_.end()) return;
+    bytes_in_use_ -= it->second.bytes;
+    owned_.erase(it);
+  }
+
+  struct Owned {
+    std::shared_ptr<void> mem;
+    uint64_t bytes = 0;
+  };
+  mutable std::mutex mutex_;
+  std::unordered_map<void*, Owned> owned_;
+  uint64_t bytes_in_use_ = 0;
 };
 
 }  // namespace

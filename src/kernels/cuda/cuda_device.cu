@@ -134,6 +134,7 @@ class CudaDevice final : public Device {
     CUDA_CHECK(cudaMemsetAsync(b->data(), 0, b->size(), ctx_.stream()));
     const DeviceSpan s = span_of(b->data());
     std::lock_guard<std::mutex> lock(mutex_);
+    bytes_in_use_ += b->size();
     allocations_.emplace(s.offset, std::move(b).value());
     return s;
   }
@@ -146,8 +147,11 @@ class CudaDevice final : public Device {
     }
     (void)cudaStreamSynchronize(ctx_.stream());  // enqueued work may still use it
     std::lock_guard<std::mutex> lock(mutex_);
-    [[maybe_unused]] const size_t erased = allocations_.erase(span.offset);
-    assert(erased == 1 && "free() of a span allocate() did not return");
+    const auto it = allocations_.find(span.offset);
+    assert(it != allocations_.end() && "free() of a span allocate() did not return");
+    if (it == allocations_.end()) return;
+    bytes_in_use_ -= it->second.size();
+    allocations_.erase(it);
   }
   uint64_t max_allocation_bytes() const override { return info_.total_bytes; }
   // The caller may reuse `src` as soon as this returns, which an asynchronous copy from pageable memory does not
@@ -184,6 +188,10 @@ class CudaDevice final : public Device {
       info.free_known = true;
     }
     return info;
+  }
+  uint64_t bytes_in_use() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_in_use_;
   }
   Status check_kv_dtype(DType dtype) const override { return cuda::check_kv_dtype(dtype); }
   Status check_attention_shape(int n_heads, int n_kv_heads, int head_dim) const override {
@@ -227,12 +235,29 @@ class CudaDevice final : public Device {
       Result<PackedMatrix> m = upload_matrix(h);
       if (!m.ok()) return Error{name() + ": " + m.error().message};
       const DeviceMatrix d{m->view, span_of(m->view.data)};
-      weights_.push_back(std::move(m->storage));
+      const uint64_t bytes = static_cast<uint64_t>(layout_of(m->view).total_bytes);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        bytes_in_use_ += bytes;
+        weights_.emplace(d.span.offset, Weight{std::move(m->storage), bytes});
+      }
       uploaded.emplace(h.data, d);
       out.push_back(d);
     }
     synchronize();
     return out;
+  }
+  // A tied embedding's second entry names the same copy: erased once, skipped after.
+  void free_matrices(std::span<const DeviceMatrix> matrices) override {
+    if (matrices.empty()) return;
+    synchronize();  // recorded and enqueued launches may still read them
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const DeviceMatrix& m : matrices) {
+      const auto it = weights_.find(m.span.offset);
+      if (it == weights_.end()) continue;
+      bytes_in_use_ -= it->second.bytes;
+      weights_.erase(it);
+    }
   }
 
   // ---- one step ----
@@ -449,9 +474,15 @@ class CudaDevice final : public Device {
 
   CudaDeviceInfo info_;
   CudaContext& ctx_;
-  std::mutex mutex_;  // allocations_: the server may free a request's buffers on another thread
+  struct Weight {
+    std::shared_ptr<void> storage;
+    uint64_t bytes = 0;
+  };
+  // allocations_, weights_, bytes_in_use_: the server may free a request's buffers on another thread.
+  mutable std::mutex mutex_;
   std::unordered_map<uint64_t, DeviceBuffer> allocations_;
-  std::vector<std::shared_ptr<void>> weights_;
+  std::unordered_map<uint64_t, Weight> weights_;  // by device address
+  uint64_t bytes_in_use_ = 0;
   std::vector<StageChunk> stage_;
   // A model has one or two sets (llama-3's rope_freqs; YaRN's): a list, not a map keyed by vectors (whose C++20
   // three-way comparison crashes Debian's clang 15 in the HIP build).

@@ -80,17 +80,43 @@ Result<std::vector<DeviceMatrix>> VulkanDevice::upload_matrices(std::span<const 
       const uint64_t bytes = static_cast<uint64_t>(n) * v.row_bytes;
       KAIRO_TRY_ASSIGN(Buffer b, create_buffer(*ctx_, bytes, BufferKind::Device, "a weight matrix"));
       const uint32_t id = add_buffer(b);
+      bytes_in_use_ += b.size;
       write_bytes(id, 0, static_cast<const char*>(v.data) + static_cast<uint64_t>(r0) * v.row_bytes, bytes);
       m.pieces.push_back(Piece{r0, n, id});
     }
     DeviceMatrix dm;
     dm.view = v;
     dm.view.data = nullptr;  // the bytes are on the device
-    dm.span = DeviceSpan{nullptr, kMatrixIdBit | static_cast<uint32_t>(matrices_.size()), 0};
-    matrices_.push_back(std::move(m));
+    uint32_t idx = static_cast<uint32_t>(matrices_.size());
+    if (!free_matrix_ids_.empty()) {
+      idx = free_matrix_ids_.back();
+      free_matrix_ids_.pop_back();
+      matrices_[idx] = std::move(m);
+    } else {
+      matrices_.push_back(std::move(m));
+    }
+    dm.span = DeviceSpan{nullptr, kMatrixIdBit | idx, 0};
     out.push_back(dm);
   }
   return out;
+}
+
+void VulkanDevice::free_matrices(std::span<const DeviceMatrix> matrices) {
+  if (matrices.empty()) return;
+  synchronize();  // recorded work may still read them
+  for (const DeviceMatrix& dm : matrices) {
+    assert((dm.span.buffer & kMatrixIdBit) && "not a matrix from this device's upload_matrices");
+    const uint32_t idx = dm.span.buffer & ~kMatrixIdBit;
+    assert(idx < matrices_.size());
+    Matrix& m = matrices_[idx];
+    assert(!m.pieces.empty() && "free_matrices of a matrix already freed");
+    for (const Piece& piece : m.pieces) {
+      bytes_in_use_ -= buffer(piece.buffer).size;
+      release_buffer(piece.buffer);
+    }
+    m.pieces.clear();
+    free_matrix_ids_.push_back(idx);
+  }
 }
 
 // Numerics::Relaxed takes the exact path: the exact kernels are the only ones here.

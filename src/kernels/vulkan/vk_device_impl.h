@@ -44,7 +44,9 @@ class VulkanDevice final : public Device {
   void copy(DeviceSpan src, DeviceSpan dst, uint64_t bytes) override;
   void synchronize() override;
   DeviceMemoryInfo memory_info() const override;
+  uint64_t bytes_in_use() const override { return bytes_in_use_; }
   Result<std::vector<DeviceMatrix>> upload_matrices(std::span<const MatrixView> host) override;
+  void free_matrices(std::span<const DeviceMatrix> matrices) override;
 
   void begin_step(ThreadPool& pool) override;
   DeviceSpan stage(const void* host, uint64_t bytes) override;
@@ -107,6 +109,8 @@ class VulkanDevice final : public Device {
   std::unordered_map<uint32_t, Buffer> buffers_;
   uint32_t next_buffer_ = 1;
   std::vector<Matrix> matrices_;
+  std::vector<uint32_t> free_matrix_ids_;  // entries of matrices_ free_matrices emptied, reused by later uploads
+  uint64_t bytes_in_use_ = 0;              // allocate() buffers and matrix pieces
   std::vector<ArenaChunk> arena_;
   bool in_step_ = false;
   Buffer staging_;  // for devices whose buffers the host cannot map

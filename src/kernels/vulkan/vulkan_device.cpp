@@ -72,13 +72,15 @@ Result<DeviceSpan> VulkanDevice::allocate(uint64_t bytes, const char* what) {
   } else {
     recorder_->fill_zero(b.buffer, 0, VK_WHOLE_SIZE);
   }
+  bytes_in_use_ += b.size;
   return DeviceSpan{nullptr, add_buffer(b), 0};
 }
 
 void VulkanDevice::free(DeviceSpan span) {
   if (span.buffer == 0) return;
-  assert(!(span.buffer & kMatrixIdBit) && "weights live as long as the device");
+  assert(!(span.buffer & kMatrixIdBit) && "matrices go back with free_matrices");
   synchronize();  // recorded work may still read or write it
+  bytes_in_use_ -= buffer(span.buffer).size;
   release_buffer(span.buffer);
 }
 

@@ -31,9 +31,6 @@ std::vector<Part> parts_of(TensorSlot slot, const ModelConfig& c) {
   }
 }
 
-// The type a matrix read from `file_type` is kept in on the device: F16 and BF16 as they were (exact), else F32.
-DType kept_type(DType file_type) { return file_type == DType::F16 || file_type == DType::BF16 ? file_type : DType::F32; }
-
 std::vector<uint8_t> encode(const std::vector<float>& values, DType type) {
   const size_t elem = type == DType::F32 ? 4 : 2;
   std::vector<uint8_t> out(values.size() * elem);
@@ -59,6 +56,10 @@ kernels::MatrixView view_of(const uint8_t* data, DType type, int64_t n_rows, int
 }
 
 }  // namespace
+
+DType device_type(DType file_type) {
+  return file_type == DType::F16 || file_type == DType::BF16 ? file_type : DType::F32;
+}
 
 Result<uint64_t> adapter_file_hash(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -126,11 +127,13 @@ Result<PreparedAdapter> prepare_adapter(const Adapter& adapter, const ModelConfi
     if (w.layer < 0 || w.layer >= config.n_layers) return Error{"internal: adapter pair without a layer: " + w.base_name};
     const std::vector<Part> parts = parts_of(w.slot, config);
     if (parts.empty()) return Error{"internal: adapter pair for a slot the decoder does not adapt: " + w.base_name};
-    const DType a_type = kept_type(w.a_type), b_type = kept_type(w.b_type);
+    const DType a_type = device_type(w.a_type), b_type = device_type(w.b_type);
     host.push_back(encode(w.a, a_type));
+    matrices->device_bytes += host.back().size();
     const size_t a_view = out.views.size();
     out.views.push_back(view_of(host.back().data(), a_type, w.rank, w.n_in));
     host.push_back(encode(w.b, b_type));
+    matrices->device_bytes += host.back().size();
     const uint8_t* b_data = host.back().data();
     const size_t b_row_bytes = static_cast<size_t>(w.rank) * (b_type == DType::F32 ? 4 : 2);
     int64_t row0 = 0;
@@ -156,8 +159,13 @@ Result<int> LoraSet::add(const Adapter& adapter, const ModelConfig& config, kern
 Result<int> LoraSet::add(PreparedAdapter prepared, kernels::Device& device) {
   std::shared_ptr<AdapterMatrices>& matrices = prepared.matrices;
   KAIRO_TRY_ASSIGN(const std::vector<kernels::DeviceMatrix> on_device, device.upload_matrices(prepared.views));
+  device_ = &device;
   bool host_in_use = false;
-  for (size_t i = 0; i < prepared.views.size(); ++i) host_in_use |= on_device[i].span.ptr == prepared.views[i].data;
+  for (size_t i = 0; i < prepared.views.size(); ++i) {
+    const bool copied = on_device[i].span.ptr != prepared.views[i].data;
+    host_in_use |= !copied;
+    if (copied) matrices->uploaded.push_back(on_device[i]);
+  }
   if (!host_in_use) matrices->host.clear();  // the device has its own copies
   for (const PreparedAdapter::Pair& p : prepared.pairs) {
     auto& slot = matrices->pairs[static_cast<size_t>(p.layer)][static_cast<size_t>(p.target)];
@@ -185,9 +193,16 @@ int LoraSet::add_rescaled(int source, float user_scale, int first_idx) {
 }
 
 void LoraSet::remove(int idx) {
+  std::shared_ptr<const AdapterMatrices> matrices = std::move(adapters_[static_cast<size_t>(idx - 1)]->matrices);
   auto empty = std::make_unique<DeviceAdapter>();
   empty->layers.resize(static_cast<size_t>(n_layers_));
   adapters_[static_cast<size_t>(idx - 1)] = std::move(empty);
+  if (matrices == nullptr || device_ == nullptr) return;
+  // A scaled copy (add_rescaled) of this adapter still reads them: they go with the last index.
+  for (const auto& a : adapters_) {
+    if (a->matrices == matrices) return;
+  }
+  device_->free_matrices(matrices->uploaded);
 }
 
 int LoraSet::n_in_use() const {

@@ -34,6 +34,10 @@ struct DevicePair {
 
 using PairTable = std::vector<std::array<std::optional<DevicePair>, kNumTargets>>;  // [n_layers][target]
 
+// The type a LoRA matrix stored in the file as `file_type` is kept in on the device: F16 and BF16 as they were
+// (exact), anything else (F32, Q8_0) as F32. plan/adapter_memory.h counts adapter bytes with it.
+DType device_type(DType file_type);
+
 // What an adapter's indices share: every pair of the file on the device, each with its scale at user scale 1 (pairs
 // of scale 0 included, so a rescaled copy of an adapter loaded at scale 0 still has them), and the host copies.
 struct AdapterMatrices {
@@ -42,6 +46,12 @@ struct AdapterMatrices {
   uint64_t file_hash = 0;   // adapter_file_hash: adapter_identity(file_hash, s) is the identity at scale s
   // The host copies the device matrices were made from (the CPU device reads them in place).
   std::vector<std::vector<uint8_t>> host;
+  // Bytes of every A and B in its device type (device_type): what the adapter takes on the device, the number the
+  // engine's adapter budget counts (plan::adapter_bytes computes the same from the file's header).
+  uint64_t device_bytes = 0;
+  // The device's copies (upload_matrices' results it did copy): given back (Device::free_matrices) when the last
+  // index sharing these matrices is removed.
+  std::vector<kernels::DeviceMatrix> uploaded;
 };
 
 struct DeviceAdapter {
@@ -90,8 +100,8 @@ class LoraSet {
   // lowest free index from `first_idx` on; returns that index. Its pairs' scales and its identity are those
   // add(the same file at user_scale) gives.
   int add_rescaled(int source, float user_scale, int first_idx);
-  // Frees index idx (its host copies go with the last index that shares them; the device keeps what it uploaded
-  // until it is destroyed: kernels::Device cannot free uploaded matrices). Later adds reuse the index.
+  // Frees index idx; with the last index that shares its matrices go their host copies and the device's copies
+  // (Device::free_matrices on the device add uploaded them to). Not while a step runs. Later adds reuse the index.
   void remove(int idx);
 
   // The highest index in use or freed: indices run from 1 to size(), some of them possibly free.
@@ -110,6 +120,7 @@ class LoraSet {
   int place(std::unique_ptr<DeviceAdapter> adapter, int first_idx);
 
   std::vector<std::unique_ptr<DeviceAdapter>> adapters_;
+  kernels::Device* device_ = nullptr;  // where add uploaded (one device per set: the model's)
   int n_layers_ = 0;
   int max_rank_ = 0;
 };

@@ -27,16 +27,6 @@ std::optional<ApiError> block_type(const json& block, const std::string& param, 
   return std::nullopt;
 }
 
-std::optional<ApiError> required_string(const json& obj, const char* key, const std::string& param,
-                                        std::string& out) {
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) {
-    return invalid_param(param, strprintf("'%s' must be a string", param.c_str()));
-  }
-  out = it->get<std::string>();
-  return std::nullopt;
-}
-
 ApiError unsupported_block(const std::string& param, const std::string& type, const char* allowed) {
   return invalid_param(param + ".type", strprintf("'%s' is a %s block; kairo serves text models and takes %s",
                                                   param.c_str(), quote_for_error(type, 40).c_str(), allowed));

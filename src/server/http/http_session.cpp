@@ -398,7 +398,9 @@ std::string Session::format_head(int status, const std::string& content_type, co
                                  std::optional<size_t> content_length) const {
   std::string head = strprintf("HTTP/1.1 %d %s\r\nServer: kairo\r\n", status, http_status_text(status));
   if (!content_type.empty()) head += "Content-Type: " + content_type + "\r\n";
-  if (content_length) {
+  if (status == 204 || status == 304) {
+    // No body by definition, and no Content-Length either (RFC 9110 §8.6: a 304's would have to be the 200's).
+  } else if (content_length) {
     head += "Content-Length: " + std::to_string(*content_length) + "\r\n";
   } else {
     head += "Transfer-Encoding: chunked\r\n";

@@ -28,6 +28,40 @@ std::string preview(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+MaybeError required_string(const json& obj, const char* key, const std::string& param, std::string& out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) {
+    return invalid_param(param, strprintf("'%s' must be a string", param.c_str()));
+  }
+  out = it->get<std::string>();
+  return std::nullopt;
+}
+
+MaybeError joined_text_parts(const json& content, const std::string& param, const PartText& part_text,
+                             std::string& out) {
+  if (content.is_string()) {
+    out = content.get<std::string>();
+    return std::nullopt;
+  }
+  if (!content.is_array()) {
+    return invalid_param(param, strprintf("'%s' must be a string or an array of content parts, got %s",
+                                          param.c_str(), kind_of(content)));
+  }
+  for (size_t j = 0; j < content.size(); ++j) {
+    const json& part = content[j];
+    const std::string pp = strprintf("%s[%zu]", param.c_str(), j);
+    if (!part.is_object()) {
+      return invalid_param(pp, strprintf("'%s' must be an object, got %s", pp.c_str(), kind_of(part)));
+    }
+    std::string type, text;
+    if (auto e = required_string(part, "type", pp + ".type", type)) return e;
+    if (auto e = part_text(part, pp, type, text)) return e;
+    if (j > 0) out += "\n";
+    out += text;
+  }
+  return std::nullopt;
+}
+
 bool present(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && !it->is_null();

@@ -3,6 +3,7 @@
 // A field that is absent or null leaves `out` unchanged (clients send null for "unset"). Each returns the error,
 // or nullopt when the field is fine.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,17 @@ MaybeError get_number(const json& obj, const char* key, const std::string& param
                       float& out);
 MaybeError get_string(const json& obj, const char* key, const std::string& param, size_t max_bytes,
                       std::string& out);
+
+// A field that must be there and be a string (absent or null is an error, unlike get_string).
+MaybeError required_string(const json& obj, const char* key, const std::string& param, std::string& out);
+
+// Content that is a string, or an array of typed parts whose texts are joined with newlines: `part_text` gives
+// the text of one part of type `type`, or the error when the API does not take that type. Shared by the chat
+// messages, the Responses input items and their function-call outputs.
+using PartText = std::function<MaybeError(const json& part, const std::string& part_param, const std::string& type,
+                                          std::string& text)>;
+MaybeError joined_text_parts(const json& content, const std::string& param, const PartText& part_text,
+                             std::string& out);
 
 // Checks `value` is an integer in [min, max] (used for array elements).
 MaybeError check_int_value(const json& value, const std::string& param, int64_t min, int64_t max, int64_t& out);

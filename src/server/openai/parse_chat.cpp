@@ -22,38 +22,16 @@ bool known_role(const std::string& role) {
   return false;
 }
 
-// Content as one string: a string as is, text parts joined with newlines.
+// Content as one string: a string as is, "text" parts joined with newlines.
 std::optional<ApiError> flatten_content(const json& content, const std::string& param, std::string& out) {
-  if (content.is_string()) {
-    out = content.get<std::string>();
-    return std::nullopt;
-  }
-  if (!content.is_array()) {
-    return invalid_param(param, strprintf("'%s' must be a string or an array of content parts, got %s",
-                                          param.c_str(), kind_of(content)));
-  }
-  for (size_t j = 0; j < content.size(); ++j) {
-    const json& part = content[j];
-    const std::string pp = strprintf("%s[%zu]", param.c_str(), j);
-    if (!part.is_object()) {
-      return invalid_param(pp, strprintf("'%s' must be an object, got %s", pp.c_str(), kind_of(part)));
-    }
-    auto type = part.find("type");
-    if (type == part.end() || !type->is_string()) {
-      return invalid_param(pp + ".type", strprintf("'%s.type' must be a string", pp.c_str()));
-    }
-    if (*type != "text") {
+  return joined_text_parts(content, param, [](const json& part, const std::string& pp, const std::string& type,
+                                              std::string& text) -> std::optional<ApiError> {
+    if (type != "text") {
       return invalid_param(pp + ".type", strprintf("'%s' has type %s; only \"text\" content parts are supported",
-                                                   pp.c_str(), preview(*type).c_str()));
+                                                   pp.c_str(), preview(json(type)).c_str()));
     }
-    auto text = part.find("text");
-    if (text == part.end() || !text->is_string()) {
-      return invalid_param(pp + ".text", strprintf("'%s.text' must be a string", pp.c_str()));
-    }
-    if (j > 0) out += "\n";
-    out += text->get_ref<const std::string&>();
-  }
-  return std::nullopt;
+    return required_string(part, "text", pp + ".text", text);
+  }, out);
 }
 
 std::optional<ApiError> check_tool_calls(const json& calls, const std::string& param, int max_depth,

@@ -14,47 +14,16 @@ using namespace json_fields;
 
 namespace {
 
-std::optional<ApiError> required_string(const json& obj, const char* key, const std::string& param,
-                                        std::string& out) {
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) {
-    return invalid_param(param, strprintf("'%s' must be a string", param.c_str()));
-  }
-  out = it->get<std::string>();
-  return std::nullopt;
-}
-
 // A string, or text parts (input_text, output_text, refusal) joined with newlines.
 std::optional<ApiError> content_text(const json& content, const std::string& param, std::string& out) {
-  if (content.is_string()) {
-    out = content.get<std::string>();
-    return std::nullopt;
-  }
-  if (!content.is_array()) {
-    return invalid_param(param, strprintf("'%s' must be a string or an array of content parts, got %s",
-                                          param.c_str(), kind_of(content)));
-  }
-  for (size_t j = 0; j < content.size(); ++j) {
-    const json& part = content[j];
-    const std::string pp = strprintf("%s[%zu]", param.c_str(), j);
-    if (!part.is_object()) {
-      return invalid_param(pp, strprintf("'%s' must be an object, got %s", pp.c_str(), kind_of(part)));
-    }
-    std::string type, text;
-    KAIRO_API_TRY(required_string(part, "type", pp + ".type", type));
-    if (type == "input_text" || type == "output_text") {
-      KAIRO_API_TRY(required_string(part, "text", pp + ".text", text));
-    } else if (type == "refusal") {
-      KAIRO_API_TRY(required_string(part, "refusal", pp + ".refusal", text));
-    } else {
-      return invalid_param(pp + ".type", strprintf("'%s' is an %s part; kairo serves text models and takes "
-                                                   "input_text and output_text parts",
-                                                   pp.c_str(), quote_for_error(type, 40).c_str()));
-    }
-    if (j > 0) out += "\n";
-    out += text;
-  }
-  return std::nullopt;
+  return joined_text_parts(content, param, [](const json& part, const std::string& pp, const std::string& type,
+                                              std::string& text) -> std::optional<ApiError> {
+    if (type == "input_text" || type == "output_text") return required_string(part, "text", pp + ".text", text);
+    if (type == "refusal") return required_string(part, "refusal", pp + ".refusal", text);
+    return invalid_param(pp + ".type", strprintf("'%s' is an %s part; kairo serves text models and takes "
+                                                 "input_text and output_text parts",
+                                                 pp.c_str(), quote_for_error(type, 40).c_str()));
+  }, out);
 }
 
 std::optional<ApiError> message_item(const json& item, const std::string& ip, json& messages) {
