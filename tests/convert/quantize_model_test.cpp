@@ -2,6 +2,7 @@
 #include "convert/quantize_model.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -19,7 +20,9 @@ std::vector<char> read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/kairo_quantize_" + name; }
+std::string temp_path(const std::string& name) {  // per process: ctest runs two test processes at once
+  return ::testing::TempDir() + "/kairo_quantize_" + std::to_string(::getpid()) + "_" + name;
+}
 
 Result<QuantizeReport> quantize(const std::string& in, const std::string& out, const std::string& scheme,
                                 bool requantize = false) {

@@ -2,6 +2,7 @@
 #include "convert/synth.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -22,7 +23,9 @@ std::vector<char> read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/kairo_synth_" + name; }
+std::string temp_path(const std::string& name) {  // per process: ctest runs two test processes at once
+  return ::testing::TempDir() + "/kairo_synth_" + std::to_string(::getpid()) + "_" + name;
+}
 
 // A small llama: 2 layers, dim 256 (so K-quants apply), GQA 8/2, vocab 600 (> the 512-token demo tokenizer).
 SynthOptions small_llama(const std::string& scheme, uint64_t seed = 7) {

@@ -2,6 +2,7 @@
 // Small base models for the adapter tests: a 2-layer llama of dim 64 (rows split into every block type) with the demo
 // tokenizer, written by `kairo synth`'s code in any weight scheme, and its one-step logits.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -12,7 +13,11 @@
 
 namespace kairo::convert::testing {
 
-inline std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/kairo_lora_" + name; }
+// Per process: ctest runs two test processes at once, and two of them writing one base model's file while the other
+// reads it made a load fail (LoraSynthTest in the CI's ASan stage).
+inline std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/kairo_lora_" + std::to_string(::getpid()) + "_" + name;
+}
 
 inline SynthOptions small_base_options(const std::string& scheme, int dim = 64, int ffn = 96) {
   SynthOptions o;
