@@ -7,6 +7,7 @@
 
 #include "command_registry.h"
 #include "core/out_of_memory.h"
+#include "terminal/notes.h"
 
 namespace kairo::tools {
 
@@ -57,6 +58,12 @@ int main(int argc, char** argv) {
   CLI::App app{"kairo: run and serve large language models (GGUF) on CPUs and GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kairo 0.1.0");
+  // Before or after the subcommand (`kairo -q serve ...` or `kairo serve ... --quiet`): every subcommand inherits
+  // fallthrough, so an option it does not know goes to this one. Set when parsed, before any command runs.
+  app.fallthrough();
+  app.add_flag_callback("-q,--quiet", [] { kairo::tools::set_quiet(true); },
+                        "No progress bars and no informational notes on stderr (warnings and errors are still printed)")
+      ->trigger_on_parse();
   auto entries = kairo::tools::command_registry();
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return std::strcmp(a.name, b.name) < 0; });

@@ -1,6 +1,7 @@
 #include "model/model.h"
 
 #include <optional>
+#include <span>
 
 #include "core/format.h"
 #include "core/out_of_memory.h"
@@ -34,6 +35,11 @@ Error load_out_of_memory(const char* doing, const std::string& failure, uint64_t
                          doing, need.c_str(), failure.c_str(), address_space_limit_note().c_str())};
 }
 
+// Weights go to the device in slices of about this many bytes (see move_weights_to_device).
+constexpr uint64_t kUploadSliceBytes = uint64_t{64} << 20;
+
+uint64_t matrix_bytes(const kernels::MatrixView& v) { return v.row_bytes * static_cast<uint64_t>(v.n_rows); }
+
 }  // namespace
 
 // Each entry point catches std::bad_alloc: a Result-returning load must not throw because the system is out of
@@ -48,14 +54,15 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const kernel
   return load(path, std::move(device));
 }
 
-Result<std::unique_ptr<Model>> Model::load(const std::string& path, std::shared_ptr<kernels::Device> device) {
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, std::shared_ptr<kernels::Device> device,
+                                           const LoadProgress& progress) {
   std::optional<gguf::File> file;
   try {
     KAIRO_TRY_ASSIGN(file, gguf::File::open(path));
   } catch (const std::bad_alloc& e) {
     return load_out_of_memory("reading the model's metadata", describe_allocation_failure(e), 0);
   }
-  return from_file(std::move(*file), std::move(device));
+  return from_file(std::move(*file), std::move(device), progress);
 }
 
 Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, const kernels::Backend* backend) {
@@ -68,7 +75,8 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, const kernels::
   return from_file(std::move(file), std::move(device));
 }
 
-Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, std::shared_ptr<kernels::Device> device) {
+Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, std::shared_ptr<kernels::Device> device,
+                                                const LoadProgress& progress) {
   const char* doing = "reading the model's config";
   uint64_t weight_bytes = 0;
   try {
@@ -80,14 +88,14 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, std::shared_ptr
     weight_bytes = m->weights_.n_bytes;
     doing = "moving the weights to the device";
     m->device_ = std::move(device);
-    KAIRO_TRY_STATUS(m->move_weights_to_device());
+    KAIRO_TRY_STATUS(m->move_weights_to_device(progress));
     return m;
   } catch (const std::bad_alloc& e) {
     return load_out_of_memory(doing, describe_allocation_failure(e), weight_bytes);
   }
 }
 
-Status Model::move_weights_to_device() {
+Status Model::move_weights_to_device(const LoadProgress& progress) {
   kernels::Device& dev = *device_;
   if (Status st = dev.check_attention_shape(config_.n_heads, config_.n_kv_heads, config_.head_dim); !st) {
     return Error{dev.name() + ": " + st.error().message};
@@ -111,24 +119,45 @@ Status Model::move_weights_to_device() {
     }
   }
   std::vector<kernels::MatrixView> views;
-  for (Matrix* m : targets) views.push_back(m->view);
-  Result<std::vector<kernels::DeviceMatrix>> uploaded_or = dev.upload_matrices(views);
-  if (!uploaded_or.ok()) {
-    // Host memory that ran out is the machine's, and the model's size the thing to change; other devices word
-    // their own errors (check_weights_fit has already refused weights too big for them).
-    if (!dev.host_memory()) return uploaded_or.error();
-    return load_out_of_memory("moving the weights to the device", uploaded_or.error().message, weights_.n_bytes);
+  uint64_t total_bytes = 0;
+  for (Matrix* m : targets) {
+    views.push_back(m->view);
+    total_bytes += matrix_bytes(m->view);
   }
-  std::vector<kernels::DeviceMatrix> uploaded = std::move(uploaded_or).value();
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const kernels::MatrixView& host = views[i];
-    // A copied weight's file pages are released: resident memory then holds each weight once. (The embedding
-    // table stays mapped on host-memory devices, where get_rows reads it.)
-    const bool copied = uploaded[i].span.ptr != host.data;
-    const bool still_read = dev.host_memory() && host.data == weights_.token_embd.view.data;
-    if (copied && !still_read) file_.release_pages(host.data, host.row_bytes * static_cast<size_t>(host.n_rows));
-    *targets[i] = uploaded[i];
+  // In slices of about kUploadSliceBytes: progress between them, and each slice's file pages are released before
+  // the next is copied, so resident memory never holds much of the model twice.
+  std::vector<kernels::DeviceMatrix> uploaded;
+  uploaded.reserve(views.size());
+  uint64_t done_bytes = 0;
+  for (size_t first = 0; first < views.size();) {
+    size_t last = first;
+    uint64_t slice_bytes = 0;
+    while (last < views.size() && (last == first || slice_bytes < kUploadSliceBytes))
+      slice_bytes += matrix_bytes(views[last++]);
+    Result<std::vector<kernels::DeviceMatrix>> slice_or =
+        dev.upload_matrices(std::span<const kernels::MatrixView>(views).subspan(first, last - first));
+    if (!slice_or.ok()) {
+      dev.free_matrices(uploaded);  // the device keeps nothing of a load that failed
+      // Host memory that ran out is the machine's, and the model's size the thing to change; other devices word
+      // their own errors (check_weights_fit has already refused weights too big for them).
+      if (!dev.host_memory()) return slice_or.error();
+      return load_out_of_memory("moving the weights to the device", slice_or.error().message, weights_.n_bytes);
+    }
+    for (size_t i = first; i < last; ++i) {
+      const kernels::DeviceMatrix& on_device = slice_or.value()[i - first];
+      const kernels::MatrixView& host = views[i];
+      // A copied weight's file pages are released: resident memory then holds each weight once. (The embedding
+      // table stays mapped on host-memory devices, where get_rows reads it.)
+      const bool copied = on_device.span.ptr != host.data;
+      const bool still_read = dev.host_memory() && host.data == weights_.token_embd.view.data;
+      if (copied && !still_read) file_.release_pages(host.data, matrix_bytes(host));
+      uploaded.push_back(on_device);
+    }
+    done_bytes += slice_bytes;
+    if (progress) progress(done_bytes, total_bytes);
+    first = last;
   }
+  for (size_t i = 0; i < targets.size(); ++i) *targets[i] = uploaded[i];
   if (!dev.host_memory() && tied) weights_.output = weights_.token_embd;
 
   if (!dev.host_memory()) {

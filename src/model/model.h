@@ -1,6 +1,8 @@
 #pragma once
 // A loaded model: the GGUF file (mapped), its validated config, its weights moved to the device it runs on, and the
 // generic decoder forward pass over a batch of tokens from any number of sequences.
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,14 +21,19 @@
 
 namespace kairo::model {
 
+// Bytes of weights on the device so far, of the total: called as the load moves them there (a progress bar's feed).
+using LoadProgress = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
+
 class Model {
  public:
   // Opens, validates, binds and moves the weights to `device` (the CPU device over `backend`, by default the
   // fastest kernels for this CPU).
   static Result<std::unique_ptr<Model>> load(const std::string& path, const kernels::Backend* backend = nullptr);
-  static Result<std::unique_ptr<Model>> load(const std::string& path, std::shared_ptr<kernels::Device> device);
+  static Result<std::unique_ptr<Model>> load(const std::string& path, std::shared_ptr<kernels::Device> device,
+                                             const LoadProgress& progress = {});
   static Result<std::unique_ptr<Model>> from_file(gguf::File file, const kernels::Backend* backend = nullptr);
-  static Result<std::unique_ptr<Model>> from_file(gguf::File file, std::shared_ptr<kernels::Device> device);
+  static Result<std::unique_ptr<Model>> from_file(gguf::File file, std::shared_ptr<kernels::Device> device,
+                                                  const LoadProgress& progress = {});
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
@@ -60,7 +67,7 @@ class Model {
  private:
   Model() = default;
   // Copies (or, on the CPU, repacks) the weights for the device, once at load.
-  Status move_weights_to_device();
+  Status move_weights_to_device(const LoadProgress& progress);
 
   gguf::File file_;
   ModelConfig config_;

@@ -1,16 +1,16 @@
 #pragma once
-// The terminal under `kairo chat`: whether a stream is one, whether it wants colours, how wide it is, and the two
-// modes the chat switches it between.
+// The terminal under `kairo chat`: the two modes the chat switches it between (what the terminal is: see
+// terminal/terminal_info.h).
 #include <termios.h>
+
+#include "terminal/terminal_info.h"
 
 namespace kairo::tools::chat {
 
-bool is_terminal(int fd);
-// Colours only on a terminal that can show them, and never when NO_COLOR is set to anything (no-color.org).
-bool colour_wanted(int fd);
-// Both ends are a terminal that understands cursor movement (TERM is not "dumb"): what the line editor needs.
-bool can_edit_lines(int in_fd, int out_fd);
-int terminal_columns(int fd);  // 80 when the terminal does not say
+using tools::can_edit_lines;
+using tools::colour_wanted;
+using tools::is_terminal;
+using tools::terminal_columns;
 
 // Switches a terminal between the chat's modes and gives it back as it was on destruction (or at SIGTERM / SIGHUP,
 // which would otherwise leave the user's shell without echo).

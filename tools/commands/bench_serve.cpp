@@ -1,9 +1,8 @@
 // `kairo bench serve --url U`: load generator for any OpenAI-compatible server (kairo, llama-server, vLLM):
 // closed-loop concurrency sweeps and open-loop Poisson rates, TTFT/TPOT/ITL/E2E percentiles, throughput, goodput.
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -14,11 +13,30 @@
 #include "bench_registry.h"
 #include "command_registry.h"
 #include "core/format.h"
+#include "terminal/notes.h"
+#include "terminal/progress_bar.h"
 
 namespace kairo::tools {
 namespace {
 
 namespace bs = bench::serve;
+
+// One bar per load level, replaced when the next level starts: requests done, their rate, the ETA, and the output
+// tokens per second so far.
+auto level_progress_bars() {
+  auto bar = std::make_shared<std::unique_ptr<ProgressBar>>();
+  auto level = std::make_shared<std::string>();
+  return [bar, level](const std::string& label, int done, int total, int64_t tokens, double elapsed_s) {
+    if (!*bar || *level != label) {
+      *bar = std::make_unique<ProgressBar>(label + " requests", static_cast<uint64_t>(total), ProgressUnit::Items,
+                                           true);
+      *level = label;
+    }
+    (*bar)->update(static_cast<uint64_t>(done),
+                   strprintf("%.1f output tok/s", elapsed_s > 0 ? static_cast<double>(tokens) / elapsed_s : 0.0));
+    if (done >= total) bar->reset();  // clears the line for the next level or the report
+  };
+}
 
 struct ServeArgs {
   std::string url, model, api_key, endpoint = "completions", workload = "random", concurrency, request_rate;
@@ -94,7 +112,7 @@ Result<bs::SweepOptions> make_options(const ServeArgs& a) {
     for (double r : rs) o.levels.push_back({true, r});
   }
   if (o.levels.empty()) o.levels.push_back({false, 1});
-  o.progress = !a.no_progress && (a.progress || isatty(STDERR_FILENO));
+  if (!a.no_progress && (a.progress || progress_wanted(quiet()))) o.progress = level_progress_bars();
   if (!a.model.empty()) {
     o.client.model = a.model;
   } else {

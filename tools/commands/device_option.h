@@ -8,6 +8,8 @@
 
 #include "devices/open_device.h"
 #include "model/model.h"
+#include "terminal/notes.h"
+#include "terminal/progress_bar.h"
 
 namespace kairo::tools {
 
@@ -20,9 +22,17 @@ inline CLI::Option* add_device_option(CLI::App* cmd, std::string& device) {
       ->capture_default_str();
 }
 
+// With a progress bar (bytes of weights on the device, rate, ETA) when the load takes over half a second.
 inline Result<std::unique_ptr<model::Model>> load_model_on(const std::string& path, const std::string& device) {
   KAIRO_TRY_ASSIGN(std::shared_ptr<kernels::Device> dev, devices::open_device(device));
-  return model::Model::load(path, std::move(dev));
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  ProgressBar bar("loading " + name, 0, ProgressUnit::Bytes, progress_wanted(quiet()), stderr, 0.5);
+  auto loaded = model::Model::load(path, std::move(dev), [&](uint64_t done, uint64_t total) {
+    bar.set_total(total);
+    bar.update(done);
+  });
+  bar.finish();
+  return loaded;
 }
 
 }  // namespace kairo::tools

@@ -1,7 +1,5 @@
 // `kairo lora synth|merge`: LoRA adapter files in llama.cpp's GGUF format (docs/lora.md). Serving with adapters
 // comes next; these make adapters for tests and benchmarks and bake one into a model.
-#include <unistd.h>
-
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -10,6 +8,8 @@
 #include "convert/lora/merge_adapter.h"
 #include "convert/lora/synth_adapter.h"
 #include "core/format.h"
+#include "terminal/notes.h"
+#include "terminal/progress_bar.h"
 
 namespace kairo::tools {
 namespace {
@@ -74,12 +74,13 @@ int run_merge(const MergeArgs& a) {
   o.scale = a.scale;
   o.max_rank = a.max_rank;
   ThreadPool pool(a.threads > 0 ? a.threads : ThreadPool::available_cores());
-  const bool tty = ::isatty(STDERR_FILENO);
+  ProgressBar bar("merge tensors", 0, ProgressUnit::Items, progress_wanted(quiet()));
   auto progress = [&](const std::string& name, size_t i, size_t n) {
-    if (tty) std::fprintf(stderr, "\r[%zu/%zu] %-40s\x1b[K", i + 1, n, name.c_str());
+    bar.set_total(n);
+    bar.update(i, name);
   };
   auto report = convert::merge_adapter(a.base, a.adapter, a.out, o, pool, progress);
-  if (tty) std::fputc('\n', stderr);
+  bar.finish();
   if (!report.ok()) return fail(report.error().message);
   std::map<std::string, int> by_type;
   for (const auto& t : report->merged) ++by_type[std::string(dtype_name(t.type))];

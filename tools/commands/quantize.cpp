@@ -1,12 +1,12 @@
 // `kairo quantize IN OUT TYPE`: rewrites a GGUF model with its matrices quantized (see convert/quantize_model.h).
-#include <unistd.h>
-
 #include <cstdio>
 #include <map>
 
 #include "command_registry.h"
 #include "convert/quantize_model.h"
 #include "core/format.h"
+#include "terminal/notes.h"
+#include "terminal/progress_bar.h"
 
 namespace kairo::tools {
 namespace {
@@ -29,13 +29,13 @@ int run_quantize(const QuantizeArgs& a) {
   o.pure = a.pure;
   o.allow_requantize = a.allow_requantize;
   ThreadPool pool(a.threads > 0 ? a.threads : ThreadPool::available_cores());
-  const bool tty = ::isatty(STDERR_FILENO);
+  ProgressBar bar("quantize tensors", 0, ProgressUnit::Items, progress_wanted(quiet()));
   auto progress = [&](const convert::QuantizedTensor& t, size_t i, size_t n) {
-    std::fprintf(stderr, tty ? "\r[%zu/%zu] %-32s %s -> %s\x1b[K" : "[%zu/%zu] %s %s -> %s\n", i + 1, n,
-                 t.name.c_str(), std::string(dtype_name(t.from)).c_str(), std::string(dtype_name(t.to)).c_str());
+    bar.set_total(n);
+    bar.update(i, t.name + " " + std::string(dtype_name(t.from)) + " -> " + std::string(dtype_name(t.to)));
   };
   auto report = convert::quantize_model(a.in, a.out, o, pool, progress);
-  if (tty) std::fputc('\n', stderr);
+  bar.finish();
   if (!report.ok()) {
     std::fprintf(stderr, "error: %s\n", report.error().message.c_str());
     return 1;

@@ -26,6 +26,7 @@
 #include "server/chat_template_loader.h"
 #include "server/endpoints.h"
 #include "server/server.h"
+#include "terminal/notes.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kairo::tools {
@@ -219,11 +220,10 @@ int run_serve(ServeArgs a) {
   server::Server srv(a.server, info);
   if (auto s = srv.start(); !s.ok()) return fail(s.error().message);
   if (!a.server.api_keys_file.empty()) {
-    std::fprintf(stderr, "kairo serve: API keys from %s (reloaded on SIGHUP)\n", a.server.api_keys_file.c_str());
+    note("kairo serve: API keys from %s (reloaded on SIGHUP)\n", a.server.api_keys_file.c_str());
   }
-  std::fprintf(stderr, "kairo serve: listening on %s://%s:%d (loading %s)\n",
-               a.server.ssl_certfile.empty() ? "http" : "https", a.server.host.c_str(), srv.port(),
-               a.model.c_str());
+  note("kairo serve: listening on %s://%s:%d (loading %s)\n", a.server.ssl_certfile.empty() ? "http" : "https",
+       a.server.host.c_str(), srv.port(), a.model.c_str());
 
   auto model = load_model_on(a.model, a.device);
   if (!model.ok()) return fail(model.error().message);
@@ -234,14 +234,14 @@ int run_serve(ServeArgs a) {
   auto chat_template = server::load_chat_template((*model)->file(), tk, a.chat_template_file);
   if (!chat_template.ok()) return fail(chat_template.error().message);
   if (!chat_template->render) {
-    std::fprintf(stderr, "kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
+    note("kairo serve: the model has no chat template; /v1/chat/completions uses ChatML\n");
   }
 
   for (const LoraSpec& spec : loras) {  // adapter i + 1 of the engine is info.adapters[i]
     auto idx = attach_lora(**model, spec, a.max_lora_rank);
     if (!idx.ok()) return fail(idx.error().message);
-    std::fprintf(stderr, "kairo serve: LoRA adapter %s = %s (scale %g), lora id %d\n", spec.name.c_str(),
-                 spec.path.c_str(), static_cast<double>(spec.scale), *idx - 1);
+    note("kairo serve: LoRA adapter %s = %s (scale %g), lora id %d\n", spec.name.c_str(), spec.path.c_str(),
+         static_cast<double>(spec.scale), *idx - 1);
   }
   auto draft = load_draft_model(a.speculative, **model, a.device);
   if (!draft.ok()) return fail(draft.error().message);
@@ -254,38 +254,33 @@ int run_serve(ServeArgs a) {
           ? std::string()
           : strprintf(", LoRA adapters %s (%s)", human_bytes(lora.total_bytes()).c_str(), lora.describe().c_str());
   if (a.kv_cache_mib > 0) {
-    std::fprintf(stderr, "kairo serve: KV cache budget %s (--kv-cache-memory); weights %s%s\n",
-                 human_bytes(kr.budget_bytes).c_str(), human_bytes((*model)->file().file_size()).c_str(),
-                 lora_bytes.c_str());
+    note("kairo serve: KV cache budget %s (--kv-cache-memory); weights %s%s\n", human_bytes(kr.budget_bytes).c_str(),
+         human_bytes((*model)->file().file_size()).c_str(), lora_bytes.c_str());
   } else {
-    std::fprintf(stderr,
-                 "kairo serve: memory budget %s (%s): weights %s%s, activations %s, runtime overhead %s, the KV "
-                 "cache the rest, up to %d sequences of %d tokens\n",
-                 human_bytes(kr.budget_bytes).c_str(), kv->budget_source.c_str(),
-                 human_bytes(kr.weights_bytes).c_str(), lora_bytes.c_str(), human_bytes(kr.activation_bytes).c_str(),
-                 human_bytes(kr.overhead_bytes).c_str(), a.max_num_seqs, kr.max_model_len);
+    note("kairo serve: memory budget %s (%s): weights %s%s, activations %s, runtime overhead %s, the KV cache the "
+         "rest, up to %d sequences of %d tokens\n",
+         human_bytes(kr.budget_bytes).c_str(), kv->budget_source.c_str(), human_bytes(kr.weights_bytes).c_str(),
+         lora_bytes.c_str(), human_bytes(kr.activation_bytes).c_str(), human_bytes(kr.overhead_bytes).c_str(),
+         a.max_num_seqs, kr.max_model_len);
   }
   auto engine = make_engine(**model, tk, a, *kv, draft->get());
   if (!engine.ok()) return fail("cannot start the engine: " + engine.error().message);
-  std::fprintf(stderr, "kairo serve: %s\n", engine->engine->memory_summary().c_str());
+  note("kairo serve: %s\n", engine->engine->memory_summary().c_str());
   if (a.speculative.method != "none" || *draft) {
     const engine::SpeculativeConfig& sc = a.speculative.config;
     const std::string how = *draft ? "draft model " + a.speculative.draft_model + " (greedy)"
                                    : strprintf("ngram (suffixes of %d-%d tokens)", sc.ngram.min_n, sc.ngram.max_n);
-    std::fprintf(stderr,
-                 "kairo serve: speculative decoding: %s, up to %d proposed tokens per request and step, %s%s\n",
-                 how.c_str(), sc.num_tokens,
-                 sc.adaptive ? "in steps where the measured step times say it pays" : "in every step",
-                 sc.max_batch > 0 ? strprintf(", while fewer than %d requests run", sc.max_batch).c_str() : "");
+    note("kairo serve: speculative decoding: %s, up to %d proposed tokens per request and step, %s%s\n", how.c_str(),
+         sc.num_tokens, sc.adaptive ? "in steps where the measured step times say it pays" : "in every step",
+         sc.max_batch > 0 ? strprintf(", while fewer than %d requests run", sc.max_batch).c_str() : "");
   }
 
   srv.attach(*engine->engine, tk, std::move(chat_template->render), chat_template->traits);
   const bool drained = srv.run_until_signal([&] {
-    std::fprintf(stderr, "kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(),
-                 engine->engine->context_length());
+    note("kairo serve: ready: model \"%s\", context %d tokens\n", info.id.c_str(), engine->engine->context_length());
   });
-  std::fprintf(stderr, "kairo serve: stopped (%s)\n",
-               drained ? "all requests finished" : "requests still running at --shutdown-timeout were cancelled");
+  note("kairo serve: stopped (%s)\n",
+       drained ? "all requests finished" : "requests still running at --shutdown-timeout were cancelled");
   return 0;
 }
 

@@ -1,6 +1,4 @@
 // `kairo synth [PRESET] OUT.gguf --type T`: writes a random-weight model of a real model's shape (see convert/synth.h).
-#include <unistd.h>
-
 #include <cstdio>
 #include <optional>
 
@@ -9,6 +7,8 @@
 #include "core/format.h"
 #include "model/arch/arch.h"
 #include "plan/model_presets.h"
+#include "terminal/notes.h"
+#include "terminal/progress_bar.h"
 
 namespace kairo::tools {
 namespace {
@@ -98,13 +98,13 @@ int run_synth(const SynthArgs& a) {
   }
   const std::string& out = a.positional.back();
   ThreadPool pool(a.threads > 0 ? a.threads : ThreadPool::available_cores());
-  const bool tty = ::isatty(STDERR_FILENO);
+  ProgressBar bar("synth tensors", 0, ProgressUnit::Items, progress_wanted(quiet()));
   auto progress = [&](const std::string& name, DType type, size_t i, size_t n) {
-    std::fprintf(stderr, tty ? "\r[%zu/%zu] %-32s %-5s\x1b[K" : "[%zu/%zu] %s %s\n", i + 1, n, name.c_str(),
-                 std::string(dtype_name(type)).c_str());
+    bar.set_total(n);
+    bar.update(i, name + " " + std::string(dtype_name(type)));
   };
   auto report = convert::write_synth_model(*options, out, pool, progress);
-  if (tty) std::fputc('\n', stderr);
+  bar.finish();
   if (!report.ok()) {
     std::fprintf(stderr, "error: %s\n", report.error().message.c_str());
     return 1;

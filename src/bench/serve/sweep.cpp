@@ -4,7 +4,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <cmath>
-#include <cstdio>
 
 #include "core/format.h"
 
@@ -12,17 +11,6 @@ namespace kairo::bench::serve {
 namespace {
 
 namespace net = boost::asio;
-
-void draw_progress(const std::string& label, int done, int total, int64_t tokens, double elapsed) {
-  constexpr int kWidth = 30;
-  const int filled = total > 0 ? done * kWidth / total : kWidth;
-  std::string bar(static_cast<size_t>(filled), '#');
-  bar.resize(kWidth, '.');
-  std::fprintf(stderr, "\r%-18s [%s] %d/%d requests  %.1f s  %.1f output tok/s   ", label.c_str(), bar.c_str(), done,
-               total, elapsed, elapsed > 0 ? static_cast<double>(tokens) / elapsed : 0.0);
-  if (done == total) std::fprintf(stderr, "\n");
-  std::fflush(stderr);
-}
 
 }  // namespace
 
@@ -59,7 +47,7 @@ Result<SweepResult> run_sweep(const SweepOptions& o) {
     const std::vector<Session> sessions = make_sessions(w, requests_for_level(o, level));
     const std::string label = level.label();
     ProgressFn progress;
-    if (o.progress) progress = [&](int d, int t, int64_t tok, double el) { draw_progress(label, d, t, tok, el); };
+    if (o.progress) progress = [&](int d, int t, int64_t tok, double el) { o.progress(label, d, t, tok, el); };
     const ServerCounters before = scrape_server_metrics(o.client.url, o.client.api_key, 10);
     LevelRun run = run_level(o.client, sessions, level, o.workload.seed + i, progress);
     if (!run.error.empty()) return Error{level.label() + ": " + run.error};

@@ -2,6 +2,8 @@
 // A serving benchmark run: a check request (so a wrong URL fails in a second with a clear message), then each load
 // level in turn with fresh prompts, then the metrics of every level.
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "bench/serve/load_generator.h"
@@ -17,7 +19,9 @@ struct SweepOptions {
   std::vector<LoadLevel> levels;
   int n_requests = 0;   // per level; 0 = max(16, 4 × concurrency) closed loop, max(16, 8 × rate) open loop
   Slo slo;
-  bool progress = false;  // draw a progress bar on stderr
+  // Called as each level's requests finish (a progress bar's feed): the level's label, requests done of its total,
+  // output tokens so far, seconds since the level started. Empty: nothing is reported.
+  std::function<void(const std::string& level, int done, int total, int64_t output_tokens, double elapsed_s)> progress;
 };
 
 struct SweepResult {
