@@ -150,6 +150,8 @@ void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const model::Mod
     w.set(a + ".rope.scaling.type", gguf::Value::string("linear"));
     w.set(a + ".rope.scaling.factor", gguf::Value::f32(1.0f / c.rope.freq_scale));
   }
+  if (c.pooling != model::Pooling::None)
+    w.set(a + ".pooling_type", gguf::Value::u32(static_cast<uint32_t>(c.pooling)));
   if (c.attn_softcap > 0) w.set(a + ".attn_logit_softcapping", gguf::Value::f32(c.attn_softcap));
   if (c.final_softcap > 0) w.set(a + ".final_logit_softcapping", gguf::Value::f32(c.final_softcap));
   if (c.moe()) {

@@ -130,6 +130,15 @@ std::variant<RequestId, SubmitRejection> Engine::submit(Request request, OutputC
                              strprintf("prompt token id %d is outside the vocabulary (0..%d)", t, c.n_vocab - 1)};
     }
   }
+  if (request.embedding != EmbeddingPooling::None) {  // nothing is sampled: none of the generation fields apply
+    request.stop = StopConditions{};
+    request.stop.max_tokens = 0;
+    request.sampling = SamplingParams{};
+    request.sampling.temperature = 0.0f;  // exact numerics: the vector never depends on the rest of the batch
+    request.grammar.reset();
+    request.fork_of = 0;
+    request.speculative = false;
+  }
   if (request.stop.max_tokens < 0) return SubmitRejection{SubmitError::Invalid, "max_tokens must be >= 0"};
   const int64_t total = static_cast<int64_t>(request.prompt_tokens.size()) + request.stop.max_tokens;
   if (total > config_.max_model_len) {
@@ -174,6 +183,10 @@ std::unique_ptr<Sequence> Engine::make_sequence(RequestId id, Request request, O
   seq->stop = std::make_unique<StopMatcher>(request.stop.stop_strings);
   seq->exact_numerics = config_.exact_numerics || request.sampling.temperature <= 0.0f;
   seq->kv_salt = seq->exact_numerics ? request.cache_salt : request.cache_salt + std::string("\0relaxed", 8);
+  // Mean and CLS pooling need the hidden state of every prompt token (or the first), which a prefix-cache hit would
+  // skip: a key of their own keeps them from reusing cached KV. Last-token pooling computes its last token anyway.
+  if (request.embedding == EmbeddingPooling::Mean || request.embedding == EmbeddingPooling::Cls)
+    seq->kv_salt += strprintf("%cembedding %llu", '\0', static_cast<unsigned long long>(id));
   seq->request = std::move(request);
   seq->on_output = std::move(cb);
   seq->arrival = Clock::now();
@@ -367,11 +380,16 @@ void Engine::step() {
   const double gbps = static_cast<double>(model_.weights().n_bytes) / std::max(seconds, 1e-9) / 1e9;
   weight_gbps_ = weight_gbps_ == 0 ? gbps : 0.9 * weight_gbps_ + 0.1 * gbps;
 
-  size_t row = 0;
+  size_t row = 0, hidden_row = 0;
   std::vector<RequestId> done;
   for (const ScheduledChunk& c : plan.chunks) {
-    if (!c.needs_sample) continue;
     Sequence& seq = *c.seq;
+    if (seq.embedding()) {
+      hidden_row += pool_embedding(seq, c, hidden_row);
+      if (seq.status == SeqStatus::Finished) done.push_back(seq.id);
+      continue;
+    }
+    if (!c.needs_sample) continue;
     if (c.n_draft > 0) {
       verify_draft(seq, c, row);
       row += static_cast<size_t>(1 + c.n_draft);

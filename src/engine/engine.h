@@ -114,6 +114,10 @@ class Engine final : public EngineClient {
   // A chunk that verified proposed tokens: samples from its rows in order while the sampled token is the proposed
   // one (so what is sampled is exactly what plain decoding samples), then gives back the rejected guesses' KV.
   void verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t first_row);
+  // Embedding requests (engine_embedding.cpp): the step's hidden states of an embedding chunk, from row `first_row`
+  // of the runner's; returns how many rows it took. The chunk that completes the prompt finishes the request with
+  // its vector.
+  size_t pool_embedding(Sequence& seq, const ScheduledChunk& chunk, size_t first_row);
   // Request::fork_of: the sequence a new request parks on (nullptr: schedule it on its own).
   Sequence* fork_parent_for(const Sequence& seq);
   // The parent's prompt is computed (logits: its last row): its parked children fork its KV and sample.

@@ -38,12 +38,29 @@ void ModelRunner::run(const StepPlan& plan) {
       batch_.slot_mapping.push_back(kv_.slot(c.seq->id, p));
       if (window_group) batch_.window_slot_mapping.push_back(kv_.slot(c.seq->id, p, kv::KvGroup::Window));
     }
-    if (c.needs_sample) {
+    if (c.seq->embedding()) {
+      const auto [first, last] = embedding_positions(c);
+      const int32_t row0 = static_cast<int32_t>(batch_.token_ids.size()) - c.n_new - c.start;  // position 0's row
+      for (int p = first; p < last; ++p) batch_.hidden_rows.push_back(row0 + p);
+    } else if (c.needs_sample) {
       const int n_rows = 1 + c.n_draft;  // the last own token's prediction, then one after each proposed token
       for (int r = n_rows; r > 0; --r) batch_.logits_rows.push_back(static_cast<int32_t>(batch_.token_ids.size() - r));
     }
   }
-  model_.forward(batch_, storage_, buffers_, logits_, pool_);
+  model_.forward(batch_, storage_, buffers_, logits_, pool_, &hidden_);
+}
+
+std::pair<int, int> ModelRunner::embedding_positions(const ScheduledChunk& c) {
+  const Sequence& seq = *c.seq;
+  const int end = c.start + c.n_new;
+  switch (seq.request.embedding) {
+    case EmbeddingPooling::Mean: return {std::max(c.start, seq.n_pooled), std::max(end, seq.n_pooled)};
+    case EmbeddingPooling::Cls: return c.start == 0 && seq.n_pooled == 0 ? std::pair{0, 1} : std::pair{0, 0};
+    case EmbeddingPooling::Last:
+      return c.needs_sample ? std::pair{seq.n_prompt - 1, seq.n_prompt} : std::pair{0, 0};
+    case EmbeddingPooling::None: break;
+  }
+  return {0, 0};
 }
 
 }  // namespace kairo::engine

@@ -20,6 +20,12 @@ class ModelRunner {
   // chunk, or 1 + n_draft for a chunk that verifies proposed tokens.
   void run(const StepPlan& plan);
   const float* logits_row(size_t i) const { return logits_.data() + i * model_.config().n_vocab; }
+  // The final hidden states the step's embedding chunks pool, chunk after chunk in plan order: for each, the positions
+  // embedding_positions names. Embedding chunks get no logits rows.
+  const float* hidden_row(size_t i) const { return hidden_.data() + i * model_.config().dim; }
+  // The positions [first, last) of an embedding request's chunk whose hidden states it pools: all the chunk's new
+  // ones for mean pooling, position 0 for CLS, the prompt's last for last-token pooling; none that it already holds.
+  static std::pair<int, int> embedding_positions(const ScheduledChunk& c);
   const model::Batch& last_batch() const { return batch_; }
 
  private:
@@ -30,6 +36,7 @@ class ModelRunner {
   model::Batch batch_;
   model::StepBuffers buffers_;  // the step's activations on the model's device
   std::vector<float> logits_;
+  std::vector<float> hidden_;
 };
 
 }  // namespace kairo::engine

@@ -36,8 +36,18 @@ struct StopConditions {
   bool ignore_eos = false;
 };
 
+// An embedding request's pooling (model::Pooling's values): the request computes its prompt and, instead of
+// generating, ends with one vector made of the final hidden states of its tokens.
+enum class EmbeddingPooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
+
 struct Request {
   std::vector<int32_t> prompt_tokens;
+  // Not None: an embedding request. Its prompt is computed (in chunks, batched with other requests like any prompt)
+  // and its one output carries the pooled vector, L2-normalised when `normalize`: the mean of every prompt token's
+  // final hidden state, the first token's, or the last token's. Nothing is sampled; the sampling, stop, grammar,
+  // fork and speculative fields do not apply.
+  EmbeddingPooling embedding = EmbeddingPooling::None;
+  bool normalize_embedding = true;
   SamplingParams sampling;
   StopConditions stop;
   int priority = 0;          // lower value = served first (only when the engine runs with priority scheduling)
@@ -110,6 +120,7 @@ struct RequestOutput {
   int n_prompt_tokens = 0;
   int n_cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
   int n_generated_tokens = 0;
+  std::vector<float> embedding;  // an embedding request's vector (Request::embedding), on its final output
   // Set on the final output: time from submission to first scheduling, and from there to the first token.
   double queue_seconds = 0;
   double prefill_seconds = 0;

@@ -64,6 +64,13 @@ struct Sequence {
   std::vector<int32_t> draft;
   int spec_k = 0;
 
+  // An embedding request (Request::embedding): the sum of its prompt tokens' final hidden states in position order
+  // (mean pooling) or the one state it pools, and how many positions that covers, so the positions a preempted
+  // request computes again are not added twice.
+  std::vector<double> pooled;
+  int n_pooled = 0;
+  bool embedding() const { return request.embedding != EmbeddingPooling::None; }
+
   int n_generated() const { return static_cast<int>(tokens.size()) - n_prompt; }
   int n_uncomputed() const { return static_cast<int>(tokens.size()) - n_computed; }
 };

@@ -20,6 +20,9 @@ struct Batch {
   std::vector<int64_t> window_slot_mapping;  // [n_tokens]
   std::vector<int32_t> window_block_tables;  // [n_seqs, max_blocks_per_seq]
   std::vector<int32_t> logits_rows;   // token indices whose logits are wanted, in output order
+  // Token indices whose final hidden state (after the output norm) is wanted, in output order: what an embedding
+  // request pools (model::Pooling).
+  std::vector<int32_t> hidden_rows;
   // [n_tokens] the LoRA adapter each token's sequence uses (Model::add_adapter's index; 0 = the base model), or
   // empty when every token is the base's.
   std::vector<int32_t> adapter_idx;
@@ -36,6 +39,7 @@ struct Batch {
     window_slot_mapping.clear();
     window_block_tables.clear();
     logits_rows.clear();
+    hidden_rows.clear();
     adapter_idx.clear();
     max_blocks_per_seq = 0;
     numerics = kernels::Numerics::Exact;

@@ -158,7 +158,36 @@ Status read_gemma_extras(const gguf::File& f, const ArchSpec& spec, ModelConfig&
   return {};
 }
 
+// An embedding model's pooling. Its attention must be causal (the kernels' only kind): a bidirectional encoder's
+// vectors would come out wrong, so such a file is refused rather than served.
+Status read_pooling(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  KAIRO_TRY_ASSIGN(const uint64_t pooling, f.get_uint_or(a + ".pooling_type", 0));
+  if (pooling > static_cast<uint64_t>(Pooling::Last)) {
+    return Error{strprintf("%s: %s.pooling_type is %llu; kairo pools embeddings by none (0), mean (1), cls (2) or "
+                           "last (3) (rank, 4, is a reranker's: not supported)",
+                           f.path().c_str(), a.c_str(), static_cast<unsigned long long>(pooling))};
+  }
+  c.pooling = static_cast<Pooling>(pooling);
+  KAIRO_TRY_ASSIGN(const bool causal, f.get_bool_or(a + ".attention.causal", true));
+  if (!causal) {
+    return Error{strprintf("%s: %s.attention.causal is false (a bidirectional encoder); kairo's attention is causal "
+                           "only, so its embeddings would be wrong: serve this model with an encoder runtime",
+                           f.path().c_str(), a.c_str())};
+  }
+  return Status::success();
+}
+
 }  // namespace
+
+const char* pooling_name(Pooling p) {
+  switch (p) {
+    case Pooling::None: return "none";
+    case Pooling::Mean: return "mean";
+    case Pooling::Cls: return "cls";
+    case Pooling::Last: return "last";
+  }
+  return "none";
+}
 
 std::string describe_shape(const ModelConfig& c) {
   std::string s = strprintf("%d layers, dim %d, %d heads (%d KV, head dim %d), ffn %d", c.n_layers, c.dim, c.n_heads,
@@ -179,6 +208,7 @@ std::string describe_shape(const ModelConfig& c) {
   if (c.attn_softcap > 0) s += strprintf(", attention softcap %g", c.attn_softcap);
   if (c.final_softcap > 0) s += strprintf(", final softcap %g", c.final_softcap);
   if (c.tied_embeddings) s += ", tied embeddings";
+  if (c.pooling != Pooling::None) s += strprintf(", embeddings by %s pooling", pooling_name(c.pooling));
   return s;
 }
 
@@ -247,6 +277,7 @@ Result<ModelConfig> read_config(const gguf::File& f) {
   }
   c.n_vocab = static_cast<int>(embd->dims[1]);
   c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  KAIRO_TRY_STATUS(read_pooling(f, a, c));
   return c;
 }
 

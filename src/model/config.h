@@ -18,6 +18,11 @@ enum class FfnActivation {
   SwigluOai,  // gpt-oss: min(gate, 7) * sigmoid(1.702 min(gate, 7)) * (clamp(up, -7, 7) + 1)
 };
 
+// How an embedding model turns its final hidden states into one vector (<arch>.pooling_type, llama.cpp's numbering):
+// none (a generative model), the mean over the input's tokens, the first token's (CLS), the last token's.
+enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
+const char* pooling_name(Pooling p);  // "none", "mean", "cls", "last"
+
 struct ModelConfig {
   std::string arch;          // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3", "gpt-oss"
   std::string name;          // general.name (may be empty)
@@ -62,6 +67,9 @@ struct ModelConfig {
   int n_experts = 0;
   int n_experts_used = 0;
   int expert_ffn_dim = 0;   // width of one expert's SwiGLU
+  // An embedding model's pooling (Qwen3-Embedding: last, gte-Qwen2: mean): what /v1/embeddings returns. Its
+  // attention is causal like every model here (a file declaring <arch>.attention.causal = false is refused).
+  Pooling pooling = Pooling::None;
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }

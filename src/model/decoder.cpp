@@ -69,7 +69,8 @@ void StepBuffers::release() {
 }
 
 void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& batch, KvStorage& kv, StepBuffers& s,
-                     std::vector<float>& logits, ThreadPool& pool, const lora::LoraSet* loras) {
+                     std::vector<float>& logits, ThreadPool& pool, const lora::LoraSet* loras,
+                     std::vector<float>* hidden) {
   kernels::Device& dev = s.device();
   const int64_t n = batch.n_tokens();
   const int64_t n_logits = static_cast<int64_t>(batch.logits_rows.size());
@@ -153,13 +154,26 @@ void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& b
     }
   }
 
-  // Only the rows that need logits pay for the final norm and the (large) output projection.
-  dev.gather_rows(s.x, logits_rows, n_logits, c.dim, s.out_x);
-  dev.rms_norm(s.out_x, w.output_norm, s.out_x, n_logits, c.dim, c.rms_eps);
-  // A host-memory device writes the logits straight into the caller's vector; others bring down just these rows.
-  const DeviceSpan logits_out = dev.host_memory() ? DeviceSpan{logits.data(), 0, 0} : s.logits;
-  dev.matmul(&w.output, 1, s.out_x, &logits_out, n_logits, batch.numerics);
-  if (!dev.host_memory() && n_logits > 0) dev.download(s.logits, logits.data(), logits.size() * kF32);
+  // Only the rows that need logits pay for the final norm and the (large) output projection. A step may need none (a
+  // prompt's middle chunks, embedding requests), and then its logits buffers may not exist yet.
+  if (n_logits > 0) {
+    dev.gather_rows(s.x, logits_rows, n_logits, c.dim, s.out_x);
+    dev.rms_norm(s.out_x, w.output_norm, s.out_x, n_logits, c.dim, c.rms_eps);
+    // A host-memory device writes the logits straight into the caller's vector; others bring down just these rows.
+    const DeviceSpan logits_out = dev.host_memory() ? DeviceSpan{logits.data(), 0, 0} : s.logits;
+    dev.matmul(&w.output, 1, s.out_x, &logits_out, n_logits, batch.numerics);
+    if (!dev.host_memory()) dev.download(s.logits, logits.data(), logits.size() * kF32);
+  }
+  // Embedding rows: the normed input buffer is free once the last layer is done, and holds them.
+  const int64_t n_hidden = static_cast<int64_t>(batch.hidden_rows.size());
+  if (n_hidden > 0) {
+    assert(hidden != nullptr && "a batch with hidden_rows needs somewhere to put them");
+    hidden->resize(static_cast<size_t>(n_hidden * c.dim));
+    dev.gather_rows(s.x, stage(dev, batch.hidden_rows), n_hidden, c.dim, s.xn);
+    dev.rms_norm(s.xn, w.output_norm, s.xn, n_hidden, c.dim, c.rms_eps);
+    dev.download(s.xn, hidden->data(), hidden->size() * kF32);
+  }
+
   dev.end_step();
   if (c.final_softcap > 0) {  // on the host: only the sampled rows, once per step
     for (float& v : logits) v = c.final_softcap * std::tanh(v / c.final_softcap);

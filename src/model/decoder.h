@@ -63,8 +63,10 @@ class StepBuffers {
 
 // Throws kernels::DeviceLost when the device fails mid-step, and std::runtime_error when the step's buffers do not
 // fit on the device (the engine bounds steps by --max-num-batched-tokens, which the planner checked).
-// `loras`: the adapters batch.adapter_idx refers to (null: none).
+// `loras`: the adapters batch.adapter_idx refers to (null: none). `hidden`: batch.hidden_rows' final hidden states
+// ([rows, dim], after the output norm), when the batch asks for any.
 void decoder_forward(const ModelConfig& c, const ModelWeights& w, const Batch& batch, KvStorage& kv, StepBuffers& s,
-                     std::vector<float>& logits, ThreadPool& pool, const lora::LoraSet* loras = nullptr);
+                     std::vector<float>& logits, ThreadPool& pool, const lora::LoraSet* loras = nullptr,
+                     std::vector<float>* hidden = nullptr);
 
 }  // namespace kairo::model

@@ -199,8 +199,8 @@ Status Model::move_weights_to_device(const LoadProgress& progress) {
 }
 
 void Model::forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits,
-                    ThreadPool& pool) {
-  decoder_forward(config_, weights_, batch, kv, buffers, logits, pool, &loras_);
+                    ThreadPool& pool, std::vector<float>* hidden) {
+  decoder_forward(config_, weights_, batch, kv, buffers, logits, pool, &loras_, hidden);
 }
 
 void Model::set_context_length(int64_t n_tokens) {

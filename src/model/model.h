@@ -49,7 +49,9 @@ class Model {
   // Runs one step on `buffers` (of this model's device; see StepBuffers). Writes K/V of every token into its slot,
   // and logits for batch.logits_rows into `logits` ([logits_rows.size(), n_vocab], resized). One step at a time
   // per device: a device records one step at a time.
-  void forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits, ThreadPool& pool);
+  // `hidden`: batch.hidden_rows' final hidden states ([rows, dim], after the output norm; embedding requests).
+  void forward(const Batch& batch, KvStorage& kv, StepBuffers& buffers, std::vector<float>& logits, ThreadPool& pool,
+               std::vector<float>* hidden = nullptr);
 
   // Makes `adapter` (read against this model: lora::load_adapter(path, file(), config())) servable; returns the
   // index batch.adapter_idx names it by (the lowest free one: 1, 2, ... before serving). Not while a step runs: the

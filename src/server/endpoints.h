@@ -28,6 +28,9 @@ void handle_count_tokens(ServerContext& ctx, const Backend& backend, const HttpR
                          Exchange& exchange);
 void handle_responses(const std::shared_ptr<ServerContext>& ctx, const Backend& backend, const HttpRequest& req,
                       const Caller& caller, std::shared_ptr<Exchange> exchange);
+// OpenAI's embeddings API (embeddings_endpoint.cpp), for a model whose GGUF declares a pooling type (ModelInfo::pooling).
+void handle_embeddings(const std::shared_ptr<ServerContext>& ctx, const Backend& backend, const HttpRequest& req,
+                       const Caller& caller, std::shared_ptr<Exchange> exchange);
 void handle_tokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
 void handle_detokenize(ServerContext& ctx, const Backend& backend, const HttpRequest& req, Exchange& exchange);
 

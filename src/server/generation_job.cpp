@@ -203,6 +203,7 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
   c.reason = out.finish_reason;
   c.stop_reason = out.stop_reason;
   c.error = out.error;
+  c.embedding = out.embedding;
   ctx_->metrics.count_finished(c.reason, c.n_prompt, c.n_generated);
   ctx_->metrics.e2e_request_latency.observe(seconds_between(exchange_->arrival(), now));
   if (out.queue_seconds > 0 || out.prefill_seconds > 0) {
@@ -272,6 +273,7 @@ void GenerationJob::complete() {
     r.stop_reason = c.stop_reason;
     r.with_logprobs = options_.logprobs >= 0;
     r.logprobs = std::move(c.logprobs);
+    r.embedding = std::move(c.embedding);
     results.push_back(std::move(r));
   }
   exchange_->send_json(200, options_.writer->response(results, u));

@@ -73,6 +73,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     std::optional<ToolCallParser> tool_parser;
     std::vector<ToolCallView> tool_calls;
     std::vector<TokenLogprobView> logprobs;
+    std::vector<float> embedding;  // an embedding request's vector, from its final output
     int n_prompt = 0;
     int n_cached = 0;
     int n_generated = 0;

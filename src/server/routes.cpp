@@ -17,8 +17,8 @@ namespace kairo::server {
 namespace {
 
 enum class Route {
-  Health, Metrics, Models, Model, Completions, ChatCompletions, Messages, CountTokens, Responses, Tokenize, Detokenize,
-  LoadLora, UnloadLora, WebUi, None
+  Health, Metrics, Models, Model, Completions, ChatCompletions, Messages, CountTokens, Responses, Embeddings, Tokenize,
+  Detokenize, LoadLora, UnloadLora, WebUi, None
 };
 
 struct RouteMatch {
@@ -36,6 +36,7 @@ RouteMatch match(const std::string& path) {
   if (path == "/v1/messages") return {Route::Messages, "POST"};
   if (path == "/v1/messages/count_tokens") return {Route::CountTokens, "POST"};
   if (path == "/v1/responses") return {Route::Responses, "POST"};
+  if (path == "/v1/embeddings") return {Route::Embeddings, "POST"};
   if (path == "/tokenize") return {Route::Tokenize, "POST"};
   if (path == "/detokenize") return {Route::Detokenize, "POST"};
   if (path == "/v1/load_lora_adapter") return {Route::LoadLora, "POST"};
@@ -157,7 +158,8 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     return exchange->send_error(e);
   }
   if (ctx_.shutting_down.load() && (m.route == Route::Completions || m.route == Route::ChatCompletions ||
-                                     m.route == Route::Messages || m.route == Route::Responses)) {
+                                     m.route == Route::Messages || m.route == Route::Responses ||
+                                     m.route == Route::Embeddings)) {
     return exchange->send_error(api_error(503, "the server is shutting down and takes no new requests",
                                           "shutting_down"));
   }
@@ -183,6 +185,7 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     case Route::Messages: return handle_messages(ctx_ptr_, *backend, req, *caller, exchange);
     case Route::CountTokens: return handle_count_tokens(ctx_, *backend, req, *caller, *exchange);
     case Route::Responses: return handle_responses(ctx_ptr_, *backend, req, *caller, exchange);
+    case Route::Embeddings: return handle_embeddings(ctx_ptr_, *backend, req, *caller, exchange);
     case Route::Tokenize: return handle_tokenize(ctx_, *backend, req, *exchange);
     case Route::Detokenize: return handle_detokenize(ctx_, *backend, req, *exchange);
     case Route::LoadLora: return handle_load_lora_adapter(ctx_, *backend, req, *caller, *exchange);

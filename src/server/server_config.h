@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/request.h"
+
 namespace kairo::server {
 
 // Bounds on what one request may ask for. Each is checked before anything reaches the engine, and each has a flag
@@ -75,6 +77,10 @@ struct ModelInfo {
   int64_t created = 0;                 // unix seconds
   std::string owned_by = "kairo";
   double device_bandwidth_gbps = 0;    // memory bandwidth ceiling; 0 = unknown (no utilisation gauge)
+  // An embedding model's pooling (<arch>.pooling_type): POST /v1/embeddings serves it; None refuses embeddings.
+  engine::EmbeddingPooling pooling = engine::EmbeddingPooling::None;
+  std::string pooling_key;             // the metadata key that would declare it, for the refusal's message
+  int embedding_dim = 0;               // the vectors' length (the model's width)
 };
 
 }  // namespace kairo::server

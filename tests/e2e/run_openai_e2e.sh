@@ -50,7 +50,7 @@ status=0
 # file's requests would move.
 KAIRO_URL="http://127.0.0.1:$port/v1" KAIRO_EXE="$KAIRO" KAIRO_MODEL="$MODEL" KAIRO_DEVICE="$DEVICE" \
   node --test --test-concurrency=1 "$here/openai_e2e.test.mjs" "$here/responses_e2e.test.mjs" \
-  "$here/anthropic_e2e.test.mjs" || status=$?
+  "$here/anthropic_e2e.test.mjs" "$here/embeddings_e2e.test.mjs" || status=$?
 
 kill -TERM "$pid"
 server_status=0

@@ -183,6 +183,18 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   return EngineHolder{std::move(engine)};
 }
 
+// Whether the model serves /v1/embeddings, from its header (the server answers before the weights are loaded). A
+// header that does not read is left to the load, which says what is wrong with it.
+void describe_embeddings(const std::string& path, server::ModelInfo& info) {
+  auto header = gguf::File::open(path);
+  if (!header.ok()) return;
+  auto config = model::read_config(*header);
+  if (!config.ok()) return;
+  info.pooling = static_cast<engine::EmbeddingPooling>(config->pooling);
+  info.pooling_key = config->arch + ".pooling_type";
+  info.embedding_dim = config->dim;
+}
+
 int run_serve(ServeArgs a) {
   auto fail = [](const std::string& msg) {
     std::fprintf(stderr, "error: %s\n", msg.c_str());
@@ -196,6 +208,7 @@ int run_serve(ServeArgs a) {
   server::ModelInfo info;
   info.id = a.served_names.empty() ? std::filesystem::path(a.model).stem().string() : a.served_names[0];
   if (a.served_names.size() > 1) info.aliases.assign(a.served_names.begin() + 1, a.served_names.end());
+  describe_embeddings(a.model, info);
   std::vector<LoraSpec> loras;
   for (const std::string& text : a.loras) {
     auto spec = parse_lora_spec(text, /*named=*/true);

@@ -1,4 +1,6 @@
 // `kairo synth [PRESET] OUT.gguf --type T`: writes a random-weight model of a real model's shape (see convert/synth.h).
+#include <unistd.h>
+
 #include <cstdio>
 #include <optional>
 
@@ -27,6 +29,7 @@ struct SynthArgs {
   std::optional<int> experts, experts_used, expert_ffn, sliding_window;
   std::optional<float> rope_base, rms_eps;
   std::optional<bool> tied;
+  std::string pooling = "none";
 };
 
 std::string preset_names() {
@@ -75,6 +78,9 @@ Result<convert::SynthOptions> make_options(const SynthArgs& a) {
   c.rope.n_rot = c.head_dim;
   model::apply_arch_traits(c);
   if (a.sliding_window) c.sliding_window = *a.sliding_window;
+  if (a.pooling == "mean") c.pooling = model::Pooling::Mean;
+  if (a.pooling == "cls") c.pooling = model::Pooling::Cls;
+  if (a.pooling == "last") c.pooling = model::Pooling::Last;
   KAIRO_TRY_ASSIGN(o.scheme, convert::parse_quant_scheme(a.type));
   o.pure = a.pure;
   o.seed = a.seed;
@@ -157,6 +163,11 @@ void setup(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--expert-ffn", a->expert_ffn, "Mixture of experts: one expert's feed-forward width")
       ->check(CLI::Range(1, 1 << 18));
+  cmd->add_option("--pooling", a->pooling,
+                  "An embedding model's pooling (<arch>.pooling_type): none, mean, cls or last; served by "
+                  "POST /v1/embeddings")
+      ->check(CLI::IsMember({"none", "mean", "cls", "last"}))
+      ->capture_default_str();
   cmd->add_option("--sliding-window", a->sliding_window, "Positions the windowed layers attend to (gemma)")
       ->check(CLI::Range(1, 1 << 24));
   cmd->callback([a] { set_exit_code(run_synth(*a)); });

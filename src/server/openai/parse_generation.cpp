@@ -240,47 +240,44 @@ std::optional<ApiError> parse_generation_params(const json& body, const ParseCon
   return std::nullopt;
 }
 
-ApiResult<CompletionRequest> parse_completion_request(const json& body, const ParseContext& ctx) {
-  CompletionRequest req;
-  if (auto e = parse_generation_params(body, ctx, /*is_chat=*/false, req.params)) return *e;
-  if (auto e = get_bool(body, "echo", "echo", req.echo)) return *e;
-  if (req.echo) return invalid_param("echo", "'echo' is not supported");
-
-  auto it = body.find("prompt");
+std::optional<ApiError> parse_prompt_list(const json& body, const char* key, const ParseContext& ctx,
+                                          std::vector<Prompt>& out) {
+  auto it = body.find(key);
   if (it == body.end() || it->is_null()) {
-    return invalid_param("prompt", "'prompt' is required: a string, an array of strings, an array of token ids, "
-                                   "or an array of token-id arrays");
+    return invalid_param(key, strprintf("'%s' is required: a string, an array of strings, an array of token ids, "
+                                        "or an array of token-id arrays",
+                                        key));
   }
   const json& p = *it;
   const size_t max_tokens_in_prompt = ctx.limits.max_body_bytes;  // each id takes at least 2 bytes of JSON
   if (p.is_string()) {
-    if (p.get_ref<const std::string&>().empty()) return invalid_param("prompt", "'prompt' must not be empty");
-    req.prompts.push_back({true, p.get<std::string>(), {}});
+    if (p.get_ref<const std::string&>().empty()) return invalid_param(key, strprintf("'%s' must not be empty", key));
+    out.push_back({true, p.get<std::string>(), {}});
   } else if (p.is_array()) {
-    if (p.empty()) return invalid_param("prompt", "'prompt' must not be an empty array");
+    if (p.empty()) return invalid_param(key, strprintf("'%s' must not be an empty array", key));
     const json& first = p[0];
     if (first.is_number()) {
       Prompt prompt{false, {}, {}};
-      if (auto e = parse_token_list(p, "prompt", ctx.n_vocab, max_tokens_in_prompt, prompt.tokens)) return *e;
-      req.prompts.push_back(std::move(prompt));
+      if (auto e = parse_token_list(p, key, ctx.n_vocab, max_tokens_in_prompt, prompt.tokens)) return *e;
+      out.push_back(std::move(prompt));
     } else {
       if (p.size() > static_cast<size_t>(ctx.limits.max_prompts)) {
-        return invalid_param("prompt", strprintf("'prompt' holds %zu prompts; at most %d are accepted in one "
-                                                 "request (the server's --max-prompts)",
-                                                 p.size(), ctx.limits.max_prompts));
+        return invalid_param(key, strprintf("'%s' holds %zu prompts; at most %d are accepted in one request (the "
+                                            "server's --max-prompts)",
+                                            key, p.size(), ctx.limits.max_prompts));
       }
       for (size_t i = 0; i < p.size(); ++i) {
-        const std::string param = strprintf("prompt[%zu]", i);
+        const std::string param = strprintf("%s[%zu]", key, i);
         if (p[i].is_string()) {
           if (p[i].get_ref<const std::string&>().empty()) {
             return invalid_param(param, strprintf("'%s' must not be empty", param.c_str()));
           }
-          req.prompts.push_back({true, p[i].get<std::string>(), {}});
+          out.push_back({true, p[i].get<std::string>(), {}});
         } else if (p[i].is_array()) {
           if (p[i].empty()) return invalid_param(param, strprintf("'%s' must not be empty", param.c_str()));
           Prompt prompt{false, {}, {}};
           if (auto e = parse_token_list(p[i], param, ctx.n_vocab, max_tokens_in_prompt, prompt.tokens)) return *e;
-          req.prompts.push_back(std::move(prompt));
+          out.push_back(std::move(prompt));
         } else {
           return invalid_param(param, strprintf("'%s' must be a string or an array of token ids, got %s",
                                                 param.c_str(), kind_of(p[i])));
@@ -288,8 +285,18 @@ ApiResult<CompletionRequest> parse_completion_request(const json& body, const Pa
       }
     }
   } else {
-    return invalid_param("prompt", strprintf("'prompt' must be a string or an array, got %s", kind_of(p)));
+    return invalid_param(key, strprintf("'%s' must be a string or an array, got %s", key, kind_of(p)));
   }
+  return std::nullopt;
+}
+
+ApiResult<CompletionRequest> parse_completion_request(const json& body, const ParseContext& ctx) {
+  CompletionRequest req;
+  if (auto e = parse_generation_params(body, ctx, /*is_chat=*/false, req.params)) return *e;
+  if (auto e = get_bool(body, "echo", "echo", req.echo)) return *e;
+  if (req.echo) return invalid_param("echo", "'echo' is not supported");
+
+  if (auto e = parse_prompt_list(body, "prompt", ctx, req.prompts)) return *e;
   const int64_t n_choices = static_cast<int64_t>(req.prompts.size()) * req.params.n;
   if (n_choices > ctx.limits.max_n) {
     return invalid_param("n", strprintf("%zu prompts x n=%d = %lld choices; at most %d are accepted per request "

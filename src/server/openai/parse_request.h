@@ -20,6 +20,10 @@ struct ParseContext {
 // so a hostile body cannot recurse deeply) and non-object bodies.
 ApiResult<nlohmann::ordered_json> parse_json_body(const std::string& body, int max_depth);
 
+// Completions' `prompt` and embeddings' `input` (named by `key`): a string, an array of strings, an array of token ids,
+// or an array of token-id arrays; at most --max-prompts of them, none empty.
+std::optional<ApiError> parse_prompt_list(const nlohmann::ordered_json& body, const char* key, const ParseContext& ctx,
+                                          std::vector<Prompt>& out);
 ApiResult<CompletionRequest> parse_completion_request(const nlohmann::ordered_json& body, const ParseContext& ctx);
 ApiResult<ChatRequest> parse_chat_request(const nlohmann::ordered_json& body, const ParseContext& ctx);
 // The Responses API (parse_responses.cpp), stateless: input items and instructions -> chat messages, function tools,
@@ -29,6 +33,8 @@ ApiResult<ResponsesRequest> parse_responses_request(const nlohmann::ordered_json
 // Its `instructions` and `input` as chat messages for parse_chat_messages (parse_response_input.cpp).
 std::optional<ApiError> translate_response_input(const nlohmann::ordered_json& body, const ParseContext& ctx,
                                                  nlohmann::ordered_json& messages);
+// POST /v1/embeddings (parse_embeddings.cpp).
+ApiResult<EmbeddingsRequest> parse_embeddings_request(const nlohmann::ordered_json& body, const ParseContext& ctx);
 ApiResult<TokenizeRequest> parse_tokenize_request(const nlohmann::ordered_json& body, const ParseContext& ctx);
 ApiResult<DetokenizeRequest> parse_detokenize_request(const nlohmann::ordered_json& body, const ParseContext& ctx);
 

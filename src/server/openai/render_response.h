@@ -51,6 +51,7 @@ struct ChoiceResult {
   std::string stop_reason;                 // the stop string that ended it, if any
   bool with_logprobs = false;
   std::vector<TokenLogprobView> logprobs;  // when with_logprobs
+  std::vector<float> embedding;            // an embedding request's vector (POST /v1/embeddings)
 };
 
 // One streamed piece of one choice.

@@ -56,6 +56,14 @@ struct CompletionRequest {
   bool echo = false;
 };
 
+// POST /v1/embeddings.
+struct EmbeddingsRequest {
+  std::string model;
+  std::vector<Prompt> inputs;  // one vector each
+  bool base64 = false;         // encoding_format "base64": little-endian float32 bytes, base64-encoded
+  int dimensions = 0;          // > 0: the first `dimensions` values, normalised again (Matryoshka truncation)
+};
+
 struct ChatRequest {
   GenerationParams params;
   // Validated and normalised for the template: every message has a string "role" and a string "content" (parts
