@@ -27,15 +27,14 @@ struct Result {
   int n_generated = 0;
 };
 
-std::vector<Result> run(const EngineConfig& cfg, const std::vector<Request>& reqs, EngineStats* stats = nullptr) {
-  auto engine = Engine::create(*loaded().model, *loaded().tokenizer, cfg);
-  EXPECT_TRUE(engine.ok()) << engine.error().message;
+// Submits every request to `engine` at once and waits for all of them.
+std::vector<Result> run(Engine& engine, const std::vector<Request>& reqs) {
   std::vector<Result> out(reqs.size());
   std::mutex mutex;
   std::condition_variable cv;
   size_t done = 0;
   for (size_t i = 0; i < reqs.size(); ++i) {
-    auto id = (*engine)->submit(reqs[i], [&, i](const RequestOutput& o) {
+    auto id = engine.submit(reqs[i], [&, i](const RequestOutput& o) {
       std::lock_guard<std::mutex> lock(mutex);
       for (const auto& t : o.tokens) out[i].tokens.push_back(t.token);
       if (!o.finished) return;
@@ -49,6 +48,14 @@ std::vector<Result> run(const EngineConfig& cfg, const std::vector<Request>& req
   }
   std::unique_lock<std::mutex> lock(mutex);
   cv.wait(lock, [&] { return done == reqs.size(); });
+  return out;
+}
+
+std::vector<Result> run(const EngineConfig& cfg, const std::vector<Request>& reqs, EngineStats* stats = nullptr) {
+  auto engine = Engine::create(*loaded().model, *loaded().tokenizer, cfg);
+  EXPECT_TRUE(engine.ok()) << engine.error().message;
+  if (!engine.ok()) return std::vector<Result>(reqs.size());
+  std::vector<Result> out = run(**engine, reqs);
   if (stats) *stats = (*engine)->stats();
   return out;
 }
@@ -100,8 +107,12 @@ TEST(Embedding, UnnormalisedMeanIsTheMeanAndDiffersFromLast) {
 TEST(Embedding, SameBitsAloneChunkedBatchedAndPreempted) {
   for (EmbeddingPooling p : kPoolings) {
     const std::vector<Request> reqs = embedding_requests(p, 12);
-    std::vector<Result> alone;
-    for (const Request& r : reqs) alone.push_back(run(EngineConfig{}, {r})[0]);
+    std::vector<Result> alone;  // one engine, one request at a time
+    {
+      auto engine = Engine::create(*loaded().model, *loaded().tokenizer, EngineConfig{});
+      ASSERT_TRUE(engine.ok()) << engine.error().message;
+      for (const Request& r : reqs) alone.push_back(run(**engine, {r})[0]);
+    }
 
     EngineConfig chunked;
     chunked.scheduler.max_num_batched_tokens = 7;
