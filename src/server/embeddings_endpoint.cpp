@@ -21,23 +21,24 @@ void handle_embeddings(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   if (!parsed.ok()) return exchange->send_error(parsed.error());
   GenerationParams params;
   params.model = parsed->model;
-  auto adapter = choose_permitted_adapter(ctx, caller, params);
+  auto adapter = choose_permitted_adapter(ctx, *backend.model, caller, params);
   if (!adapter.ok()) return exchange->send_error(adapter.error());
-  if (ctx.model.pooling == engine::EmbeddingPooling::None) {
+  const ModelInfo& model = backend.model->info;
+  if (model.pooling == engine::EmbeddingPooling::None) {
     ApiError e = api_error(400,
                            strprintf("model '%s' does not produce embeddings: its GGUF declares no pooling type (%s); "
                                      "serve an embedding model (one whose pooling is mean, cls or last, such as "
                                      "Qwen3-Embedding) for /v1/embeddings",
-                                     ctx.model.id.c_str(), ctx.model.pooling_key.c_str()),
+                                     model.id.c_str(), model.pooling_key.c_str()),
                            "model_not_embedding");
     e.param = "model";
     return exchange->send_error(e);
   }
 
-  if (parsed->dimensions > ctx.model.embedding_dim) {
+  if (parsed->dimensions > model.embedding_dim) {
     return exchange->send_error(invalid_param(
         "dimensions", strprintf("'dimensions' is %d, but this model's embeddings have %d values; ask for at most %d",
-                                parsed->dimensions, ctx.model.embedding_dim, ctx.model.embedding_dim)));
+                                parsed->dimensions, model.embedding_dim, model.embedding_dim)));
   }
 
   // Text is the user's, never markup: special tokens in it are not parsed. The model's own BOS and EOS are added as its
@@ -71,7 +72,7 @@ void handle_embeddings(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
     n_prompt_tokens += static_cast<int64_t>(tokens.size());
     engine::Request r;
     r.prompt_tokens = std::move(tokens);
-    r.embedding = ctx.model.pooling;
+    r.embedding = model.pooling;
     r.normalize_embedding = true;
     r.tenant = caller.name();
     r.tenant_weight = caller.weight();
@@ -85,7 +86,7 @@ void handle_embeddings(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
     return exchange->send_error(tenant_refusal_error(*refusal, ctx.config.retry_after_s));
   }
   GenerationOptions options;
-  options.writer = std::make_unique<EmbeddingsWriter>(response_model(ctx, parsed->model), parsed->base64,
+  options.writer = std::make_unique<EmbeddingsWriter>(response_model(*backend.model, parsed->model), parsed->base64,
                                                       parsed->dimensions);
   options.tenant = std::move(std::get<TenantLease>(admitted));
   GenerationJob::start(ctx_ptr, backend, std::move(exchange), std::move(options), std::move(requests));

@@ -40,10 +40,10 @@ void submit_chat(const std::shared_ptr<ServerContext>& ctx, const Backend& backe
                  std::shared_ptr<Exchange> exchange, ChatRequest chat, std::unique_ptr<ResponseWriter> writer = nullptr);
 
 // The model name a response shows: the one requested, or the served model's id when none was.
-std::string response_model(const ServerContext& ctx, const std::string& requested);
+std::string response_model(const ServedModel& model, const std::string& requested);
 
 // 404 when `model` is set and is not a name this server serves.
-std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model);
+std::optional<ApiError> check_model_name(const ServedModel& model, const std::string& name);
 
 // The served model's names: its id, then its aliases.
 std::vector<std::string> served_names(const ModelInfo& model);
@@ -53,7 +53,8 @@ std::vector<std::string> served_names(const ModelInfo& model);
 int adapter_index(const ModelInfo& model, const std::string& name);
 
 // 403 when the caller's key may not use `model` (the tenant's "models"); counts the refusal for /metrics.
-std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const Caller& caller, const std::string& model);
+std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const ServedModel& served, const Caller& caller,
+                                           const std::string& model);
 
 // The chat prompt's token ids: the template rendered, then tokenized with special tokens parsed and a BOS added when
 // the model wants one and the template did not write it. Tokenizing may stop once there are more than max_tokens

@@ -75,7 +75,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   const ServerContext& ctx = *ctx_ptr;
   const int context_length = backend.engine->context_length();
   // The adapter `model` and `lora` select, which the key must be allowed to use (lora_selection.h).
-  auto adapter = choose_permitted_adapter(ctx, caller, params);
+  auto adapter = choose_permitted_adapter(ctx, *backend.model, caller, params);
   if (!adapter.ok()) return exchange->send_error(adapter.error());
   std::shared_ptr<grammar::StackArena> grammar;
   if (!params.grammar.empty()) {
@@ -131,7 +131,7 @@ void submit_generation(const std::shared_ptr<ServerContext>& ctx_ptr, const Back
   GenerationOptions options;
   if (!writer) {
     ResponseMeta meta{kind, random_hex_id(kind == ApiKind::Chat ? "chatcmpl-" : "cmpl-"), unix_now(),
-                      response_model(ctx, params.model)};
+                      response_model(*backend.model, params.model)};
     writer = std::make_unique<CompletionWriter>(std::move(meta), params.include_usage);
   }
   options.writer = std::move(writer);
@@ -154,13 +154,13 @@ int adapter_index(const ModelInfo& model, const std::string& name) {
   return it == model.adapters.end() ? -1 : 1 + static_cast<int>(it - model.adapters.begin());
 }
 
-std::optional<ApiError> check_model_name(const ServerContext& ctx, const std::string& model) {
-  if (is_base_model_name(ctx.model, model) || ctx.loras.find(model)) return std::nullopt;
-  return unknown_model_error(ctx.model, model);
+std::optional<ApiError> check_model_name(const ServedModel& model, const std::string& name) {
+  if (is_base_model_name(model.info, name) || model.loras.find(name)) return std::nullopt;
+  return unknown_model_error(model.info, name);
 }
 
-std::string response_model(const ServerContext& ctx, const std::string& requested) {
-  return requested.empty() ? ctx.model.id : requested;
+std::string response_model(const ServedModel& model, const std::string& requested) {
+  return requested.empty() ? model.info.id : requested;
 }
 
 std::vector<std::string> served_names(const ModelInfo& model) {
@@ -169,10 +169,11 @@ std::vector<std::string> served_names(const ModelInfo& model) {
   return names;
 }
 
-std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const Caller& caller, const std::string& model) {
+std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const ServedModel& served, const Caller& caller,
+                                           const std::string& model) {
   if (!caller.tenant) return std::nullopt;
   const Tenant& t = *caller.tenant;
-  if (may_use_model(t, model, served_names(ctx.model))) return std::nullopt;
+  if (may_use_model(t, model, served_names(served.info))) return std::nullopt;
   ctx.tenant_usage.count_refusal(t.name, TenantLimit::Model);
   // In single quotes, as the key's name; escaped like every client string in an error.
   auto quoted = [](const std::string& s) {
@@ -181,8 +182,9 @@ std::optional<ApiError> check_tenant_model(const ServerContext& ctx, const Calle
   };
   std::string allowed;
   for (const auto& name : t.models) allowed += (allowed.empty() ? "" : ", ") + quoted(name);
-  ApiError e = api_error(403, strprintf("key '%s' may not use model %s; it may use: %s", t.name.c_str(),
-                                        quoted(model.empty() ? ctx.model.id : model).c_str(), allowed.c_str()),
+  ApiError e = api_error(403,
+                         strprintf("key '%s' may not use model %s; it may use: %s", t.name.c_str(),
+                                   quoted(model.empty() ? served.info.id : model).c_str(), allowed.c_str()),
                          "model_not_allowed");
   e.param = "model";
   return e;
@@ -260,7 +262,7 @@ void handle_completions(const std::shared_ptr<ServerContext>& ctx_ptr, const Bac
   auto parsed = parse_completion_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
   // The model, the adapter `lora` selects, and whether the key may use what runs (lora_selection.h).
-  if (auto adapter = choose_permitted_adapter(ctx, caller, parsed->params); !adapter.ok()) {
+  if (auto adapter = choose_permitted_adapter(ctx, *backend.model, caller, parsed->params); !adapter.ok()) {
     return exchange->send_error(adapter.error());
   }
 
@@ -291,7 +293,7 @@ void submit_chat(const std::shared_ptr<ServerContext>& ctx_ptr, const Backend& b
                  std::shared_ptr<Exchange> exchange, ChatRequest chat, std::unique_ptr<ResponseWriter> writer) {
   const ServerContext& ctx = *ctx_ptr;
   // The model, the adapter `lora` selects, and whether the key may use what runs (lora_selection.h).
-  if (auto adapter = choose_permitted_adapter(ctx, caller, chat.params); !adapter.ok()) {
+  if (auto adapter = choose_permitted_adapter(ctx, *backend.model, caller, chat.params); !adapter.ok()) {
     return exchange->send_error(adapter.error());
   }
   // Tokenized up to the context length only (see PromptTokens); submit_generation refuses a longer one.

@@ -30,7 +30,10 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 GenerationJob::GenerationJob(std::shared_ptr<ServerContext> ctx, const Backend& backend,
                              std::shared_ptr<Exchange> exchange, GenerationOptions options, size_t n_choices)
-    : ctx_(std::move(ctx)), backend_(backend), exchange_(std::move(exchange)), options_(std::move(options)),
+    : ctx_(std::move(ctx)),
+      backend_(backend.shared_from_this()),
+      exchange_(std::move(exchange)),
+      options_(std::move(options)),
       choices_(n_choices) {}
 
 GenerationJob::~GenerationJob() {
@@ -90,7 +93,7 @@ void GenerationJob::cancel_for_shutdown() {
 
 void GenerationJob::abort_unfinished() {
   for (auto& c : choices_) {
-    if (c.submitted && !c.finished) backend_.engine->abort(c.id);
+    if (c.submitted && !c.finished) backend_->engine->abort(c.id);
   }
 }
 
@@ -104,11 +107,11 @@ std::vector<TokenLogprobView> GenerationJob::logprob_views(const engine::Request
   for (const auto& t : out.tokens) {
     if (!t.logprob) continue;
     TokenLogprobView v;
-    v.token = backend_.tokenizer->token_to_piece(t.token);
+    v.token = backend_->tokenizer->token_to_piece(t.token);
     v.logprob = *t.logprob;
     const size_t n_top = options_.logprobs > 0 ? std::min<size_t>(t.top_logprobs.size(), options_.logprobs) : 0;
     for (size_t k = 0; k < n_top; ++k) {
-      v.top.emplace_back(backend_.tokenizer->token_to_piece(t.top_logprobs[k].token), t.top_logprobs[k].logprob);
+      v.top.emplace_back(backend_->tokenizer->token_to_piece(t.top_logprobs[k].token), t.top_logprobs[k].logprob);
     }
     views.push_back(std::move(v));
   }
@@ -128,10 +131,10 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
     if (!c.has_first_token) {
       c.has_first_token = true;
       c.first_token = now;
-      ctx_->metrics.time_to_first_token.observe(seconds_between(exchange_->arrival(), now));
+      backend_->model->metrics.time_to_first_token.observe(seconds_between(exchange_->arrival(), now));
     } else {
       const double per_token = seconds_between(c.last_token, now) / static_cast<double>(out.tokens.size());
-      for (size_t k = 0; k < out.tokens.size(); ++k) ctx_->metrics.inter_token_latency.observe(per_token);
+      for (size_t k = 0; k < out.tokens.size(); ++k) backend_->model->metrics.inter_token_latency.observe(per_token);
     }
     c.last_token = now;
   }
@@ -204,13 +207,13 @@ void GenerationJob::on_output(size_t idx, const engine::RequestOutput& out) {
   c.stop_reason = out.stop_reason;
   c.error = out.error;
   c.embedding = out.embedding;
-  ctx_->metrics.count_finished(c.reason, c.n_prompt, c.n_generated);
-  ctx_->metrics.e2e_request_latency.observe(seconds_between(exchange_->arrival(), now));
+  backend_->model->metrics.count_finished(c.reason, c.n_prompt, c.n_generated);
+  backend_->model->metrics.e2e_request_latency.observe(seconds_between(exchange_->arrival(), now));
   if (out.queue_seconds > 0 || out.prefill_seconds > 0) {
-    ctx_->metrics.request_queue_time.observe(out.queue_seconds);
-    ctx_->metrics.request_prefill_time.observe(out.prefill_seconds);
+    backend_->model->metrics.request_queue_time.observe(out.queue_seconds);
+    backend_->model->metrics.request_prefill_time.observe(out.prefill_seconds);
   }
-  if (c.has_first_token) ctx_->metrics.request_decode_time.observe(seconds_between(c.first_token, now));
+  if (c.has_first_token) backend_->model->metrics.request_decode_time.observe(seconds_between(c.first_token, now));
   if (++n_finished_ == n_submitted_) complete();
 }
 
@@ -233,6 +236,9 @@ void GenerationJob::complete() {
   ctx_->inflight.remove(inflight_id_);
   // Before the response goes out, so a client that saw it end may send the next request at once.
   options_.tenant.release();
+  // Likewise the model's lease, once the engine has nothing left to call back with: a client's next request may need
+  // this model unloaded to make room for another (model_registry.h).
+  if (n_finished_ == n_submitted_) backend_.reset();
   const Usage u = usage();
   exchange_->set_tokens(u.prompt_tokens, u.completion_tokens);
   if (rejected_ || client_gone_ || !exchange_->connected()) return;

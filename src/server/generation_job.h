@@ -91,7 +91,8 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   void write_stream(const std::string& sse_text);
 
   std::shared_ptr<ServerContext> ctx_;  // before exchange_: outlives it (the exchange counts into its metrics)
-  const Backend& backend_;
+  // The model's lease (model_registry.h): it is not unloaded while this job lives. After ctx_, so released before.
+  std::shared_ptr<const Backend> backend_;
   std::shared_ptr<Exchange> exchange_;
   GenerationOptions options_;
   std::vector<Choice> choices_;

@@ -58,12 +58,12 @@ void handle_load_lora_adapter(ServerContext& ctx, const Backend& backend, const 
   if (!body.ok()) return exchange.send_error(body.error());
   auto parsed = parse_load_lora_request(*body);
   if (!parsed.ok()) return exchange.send_error(parsed.error());
-  if (is_base_model_name(ctx.model, parsed->name)) {
+  if (is_base_model_name(backend.model->info, parsed->name)) {
     return exchange.send_error(invalid_param(
         "lora_name", strprintf("'lora_name' %s is the base model's name; give the adapter a name of its own",
                                quote_for_error(parsed->name, 64).c_str())));
   }
-  if (!ctx.loras.reserve(parsed->name)) {
+  if (!backend.model->loras.reserve(parsed->name)) {
     return exchange.send_error(invalid_param(
         "lora_name", strprintf("The lora adapter %s has already been loaded; unload it first "
                                "(POST /v1/unload_lora_adapter) to load another file under its name",
@@ -71,11 +71,11 @@ void handle_load_lora_adapter(ServerContext& ctx, const Backend& backend, const 
   }
   auto loaded = backend.engine->load_adapter(parsed->path, parsed->scale);
   if (const auto* refusal = std::get_if<engine::AdapterRefusal>(&loaded)) {
-    ctx.loras.cancel(parsed->name);
+    backend.model->loras.cancel(parsed->name);
     return exchange.send_error(from_adapter_refusal(*refusal, "lora_path"));
   }
   const engine::LoadedAdapter& a = std::get<engine::LoadedAdapter>(loaded);
-  ctx.loras.commit(parsed->name, a.id, a.generation);
+  backend.model->loras.commit(parsed->name, a.id, a.generation);
   std::fprintf(stderr, "kairo serve: LoRA adapter %s = %s (scale %g) loaded, lora id %d\n", parsed->name.c_str(),
                parsed->path.c_str(), static_cast<double>(parsed->scale), a.id - 1);
   send_text(exchange, strprintf("Success: LoRA adapter %s added successfully.", quoted_name(parsed->name).c_str()));
@@ -88,7 +88,7 @@ void handle_unload_lora_adapter(ServerContext& ctx, const Backend& backend, cons
   if (!body.ok()) return exchange.send_error(body.error());
   auto parsed = parse_unload_lora_request(*body);
   if (!parsed.ok()) return exchange.send_error(parsed.error());
-  std::optional<ServedAdapter> removed = ctx.loras.remove(parsed->name);
+  std::optional<ServedAdapter> removed = backend.model->loras.remove(parsed->name);
   if (!removed) {
     ApiError e = api_error(404, strprintf("The lora adapter %s cannot be found", quoted_name(parsed->name).c_str()),
                            "lora_not_found");

@@ -90,14 +90,14 @@ ApiResult<AdapterChoice> choose_adapter(const ModelInfo& model, const LoraRegist
   return choice_of(for_model->first, for_model->second);
 }
 
-ApiResult<AdapterChoice> choose_permitted_adapter(const ServerContext& ctx, const Caller& caller,
-                                                  const GenerationParams& params) {
-  auto choice = choose_adapter(ctx.model, ctx.loras, params);
+ApiResult<AdapterChoice> choose_permitted_adapter(const ServerContext& ctx, const ServedModel& served,
+                                                  const Caller& caller, const GenerationParams& params) {
+  auto choice = choose_adapter(served.info, served.loras, params);
   if (!choice.ok()) return choice.error();
-  const std::string& runs = !choice->name.empty()                        ? choice->name
-                            : is_base_model_name(ctx.model, params.model) ? params.model
-                                                                           : ctx.model.id;
-  if (auto e = check_tenant_model(ctx, caller, runs)) return *e;
+  const std::string& runs = !choice->name.empty()                           ? choice->name
+                            : is_base_model_name(served.info, params.model) ? params.model
+                                                                            : served.info.id;
+  if (auto e = check_tenant_model(ctx, served, caller, runs)) return *e;
   return choice;
 }
 

@@ -38,7 +38,7 @@ ApiResult<AdapterChoice> choose_adapter(const ModelInfo& model, const LoraRegist
                                         const GenerationParams& params);
 // choose_adapter, then the caller's key must be allowed to use what the request runs: the adapter, or the base model
 // when it runs none (403, as check_tenant_model).
-ApiResult<AdapterChoice> choose_permitted_adapter(const ServerContext& ctx, const Caller& caller,
-                                                  const GenerationParams& params);
+ApiResult<AdapterChoice> choose_permitted_adapter(const ServerContext& ctx, const ServedModel& served,
+                                                  const Caller& caller, const GenerationParams& params);
 
 }  // namespace kairo::server

@@ -17,7 +17,8 @@ void handle_messages(const std::shared_ptr<ServerContext>& ctx_ptr, const Backen
   if (!body.ok()) return exchange->send_error(body.error());
   auto parsed = parse_messages_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
-  auto writer = std::make_unique<MessagesWriter>(random_alnum_id("msg_"), response_model(ctx, parsed->params.model));
+  auto writer =
+      std::make_unique<MessagesWriter>(random_alnum_id("msg_"), response_model(*backend.model, parsed->params.model));
   submit_chat(ctx_ptr, backend, caller, std::move(exchange), std::move(*parsed), std::move(writer));
 }
 
@@ -28,8 +29,8 @@ void handle_count_tokens(ServerContext& ctx, const Backend& backend, const HttpR
   auto parsed = parse_messages_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()},
                                        MessagesUse::CountTokens);
   if (!parsed.ok()) return exchange.send_error(parsed.error());
-  if (auto e = check_model_name(ctx, parsed->params.model)) return exchange.send_error(*e);
-  if (auto e = check_tenant_model(ctx, caller, parsed->params.model)) return exchange.send_error(*e);
+  if (auto e = check_model_name(*backend.model, parsed->params.model)) return exchange.send_error(*e);
+  if (auto e = check_tenant_model(ctx, *backend.model, caller, parsed->params.model)) return exchange.send_error(*e);
   auto prompt = chat_prompt_tokens(backend, *parsed);
   if (!prompt.ok()) return exchange.send_error(prompt.error());
   exchange.send_json(200, nlohmann::json{{"input_tokens", prompt->tokens.size()}}.dump());

@@ -33,6 +33,56 @@ std::string num(double v) { return strprintf("%.17g", v); }
 
 }  // namespace
 
+std::string escape_metric_label(const std::string& value) { return escape_label(value); }
+std::string metric_number(double value) { return num(value); }
+
+std::string render_histogram_samples(const std::string& name, const std::string& labels, const Histogram& h) {
+  std::string out;
+  const std::string sep = labels.empty() ? "" : ",";
+  const auto cum = h.cumulative();
+  for (size_t i = 0; i < h.bounds().size(); ++i) {
+    out += name + "_bucket{" + labels + sep + "le=\"" + num(h.bounds()[i]) + "\"} " + num(double(cum[i])) + "\n";
+  }
+  out += name + "_bucket{" + labels + sep + "le=\"+Inf\"} " + num(double(cum.back())) + "\n";
+  out += name + "_sum{" + labels + "} " + num(h.sum()) + "\n";
+  out += name + "_count{" + labels + "} " + num(double(h.count())) + "\n";
+  return out;
+}
+
+std::string merge_metric_families(const std::vector<std::string>& parts) {
+  if (parts.size() == 1) return parts[0];
+  struct Family {
+    std::string head;  // its HELP and TYPE lines
+    std::string samples;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Family> families;
+  for (const std::string& part : parts) {
+    Family* current = nullptr;
+    size_t pos = 0;
+    while (pos < part.size()) {
+      size_t end = part.find('\n', pos);
+      if (end == std::string::npos) end = part.size();
+      const std::string line = part.substr(pos, end - pos);
+      pos = end + 1;
+      if (line.rfind("# HELP ", 0) == 0) {
+        const std::string name = line.substr(7, line.find(' ', 7) - 7);
+        auto [it, added] = families.try_emplace(name);
+        if (added) order.push_back(name);
+        current = &it->second;
+        if (added) current->head = line + "\n";
+      } else if (line.rfind("# TYPE ", 0) == 0) {
+        if (current && current->head.find("# TYPE ") == std::string::npos) current->head += line + "\n";
+      } else if (!line.empty() && current) {
+        current->samples += line + "\n";
+      }
+    }
+  }
+  std::string out;
+  for (const std::string& name : order) out += families[name].head + families[name].samples;
+  return out;
+}
+
 Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {}
 

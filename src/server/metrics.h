@@ -34,6 +34,15 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
+// A Prometheus label value escaped (backslash, quote, newline) and a sample value as the exposition text writes it.
+std::string escape_metric_label(const std::string& value);
+std::string metric_number(double value);
+// The _bucket, _sum and _count samples of `h` under `name`, with `labels` (`key="value",...`, no braces) on each.
+std::string render_histogram_samples(const std::string& name, const std::string& labels, const Histogram& h);
+// Several expositions as one: the samples of a family that appears in more than one part (one part per served
+// model) go together under one HELP and TYPE, as the format requires, in the order the families first appear.
+std::string merge_metric_families(const std::vector<std::string>& parts);
+
 class ServerMetrics {
  public:
   ServerMetrics(std::string prefix, std::string model_name);

@@ -16,7 +16,7 @@ void handle_responses(const std::shared_ptr<ServerContext>& ctx_ptr, const Backe
   auto parsed = parse_responses_request(*body, ParseContext{ctx.config.limits, backend.engine->n_vocab()});
   if (!parsed.ok()) return exchange->send_error(parsed.error());
   auto writer = std::make_unique<ResponsesWriter>(random_hex_id("resp_"), unix_now(),
-                                                  response_model(ctx, parsed->chat.params.model),
+                                                  response_model(*backend.model, parsed->chat.params.model),
                                                   std::move(parsed->echo));
   submit_chat(ctx_ptr, backend, caller, std::move(exchange), std::move(parsed->chat), std::move(writer));
 }

@@ -9,6 +9,7 @@
 #include "server/endpoints.h"
 #include "server/exchange.h"
 #include "server/lora_endpoints.h"
+#include "server/openai/parse_request.h"
 #include "server/openai/render_response.h"
 #include "server/web_ui.h"
 
@@ -62,6 +63,34 @@ HeaderList common_headers(const ServerConfig& config, const std::string& request
     if (config.cors_origin != "*") h.emplace_back("Vary", "Origin");
   }
   return h;
+}
+
+void dispatch(const std::shared_ptr<ServerContext>& ctx, Route route, const Backend& backend, const HttpRequest& req,
+              const Caller& caller, const std::shared_ptr<Exchange>& exchange) {
+  switch (route) {
+    case Route::Completions:
+      return handle_completions(ctx, backend, req, caller, exchange);
+    case Route::ChatCompletions:
+      return handle_chat_completions(ctx, backend, req, caller, exchange);
+    case Route::Messages:
+      return handle_messages(ctx, backend, req, caller, exchange);
+    case Route::CountTokens:
+      return handle_count_tokens(*ctx, backend, req, caller, *exchange);
+    case Route::Responses:
+      return handle_responses(ctx, backend, req, caller, exchange);
+    case Route::Embeddings:
+      return handle_embeddings(ctx, backend, req, caller, exchange);
+    case Route::Tokenize:
+      return handle_tokenize(*ctx, backend, req, *exchange);
+    case Route::Detokenize:
+      return handle_detokenize(*ctx, backend, req, *exchange);
+    case Route::LoadLora:
+      return handle_load_lora_adapter(*ctx, backend, req, caller, *exchange);
+    case Route::UnloadLora:
+      return handle_unload_lora_adapter(*ctx, backend, req, caller, *exchange);
+    default:
+      break;
+  }
 }
 
 }  // namespace
@@ -124,13 +153,16 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     }
     return exchange->send(web_ui_response(*file, req.header("if-none-match")));
   }
-  const Backend* backend = ctx_.backend.load();
   if (m.route == Route::Health) {
     // Unauthenticated: load balancers and orchestrators probe it.
     if (ctx_.shutting_down.load()) return exchange->send_json(503, render_health("shutting_down"));
-    if (!backend) return exchange->send_json(503, render_health("loading"));
-    if (engine::EngineFailure failure = backend->engine->failure_state(); failure.kind != engine::FailureKind::None)
-      return exchange->send_json(503, render_health(engine::failure_status(failure.kind), failure.message));
+    if (!ctx_.ready.load()) return exchange->send_json(503, render_health("loading"));
+    for (const auto& model : ctx_.models.models()) {
+      const auto backend = ctx_.models.loaded(*model);
+      if (!backend) continue;
+      if (engine::EngineFailure failure = backend->engine->failure_state(); failure.kind != engine::FailureKind::None)
+        return exchange->send_json(503, render_health(engine::failure_status(failure.kind), failure.message));
+    }
     return exchange->send_json(200, render_health("ok"));
   }
   // Anthropic's clients send their key as `x-api-key`; accepted on every route, as Authorization's fallback.
@@ -146,12 +178,10 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
   if (m.route == Route::Metrics) {
     HttpResponse resp;
     resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    resp.body = ctx_.metrics.render(backend ? backend->engine->stats() : engine::EngineStats{},
-                                    ctx_.model.device_bandwidth_gbps) +
-                ctx_.metrics.render_tenants(ctx_.tenant_usage.snapshot());
+    resp.body = render_metrics();
     return exchange->send(std::move(resp));
   }
-  if (!backend) {
+  if (!ctx_.ready.load()) {
     ApiError e = api_error(503, "the model is still loading; retry shortly (GET /health turns 200 when ready)",
                            "model_loading");
     e.headers.emplace_back("Retry-After", std::to_string(ctx_.config.retry_after_s));
@@ -163,35 +193,72 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
     return exchange->send_error(api_error(503, "the server is shutting down and takes no new requests",
                                           "shutting_down"));
   }
-  switch (m.route) {
-    case Route::Models: {
-      // A key lists only what it may use.
-      const bool listed = !caller->tenant || may_use_model(*caller->tenant, "", served_names(ctx_.model));
-      std::vector<ServedAdapter> adapters;
-      for (const auto& a : ctx_.loras.list()) {
-        if (!caller->tenant || may_use_model(*caller->tenant, a.name, served_names(ctx_.model))) adapters.push_back(a);
-      }
-      return exchange->send_json(200, render_models(ctx_.model, backend->engine->context_length(), listed, adapters));
-    }
-    case Route::Model: {
-      const std::string id = req.path.substr(11);
-      if (auto e = check_model_name(ctx_, id)) return exchange->send_error(*e);
-      if (auto e = check_tenant_model(ctx_, *caller, id)) return exchange->send_error(*e);
-      return exchange->send_json(
-          200, render_model(ctx_.model, id, backend->engine->context_length(), ctx_.loras.find(id)));
-    }
-    case Route::Completions: return handle_completions(ctx_ptr_, *backend, req, *caller, exchange);
-    case Route::ChatCompletions: return handle_chat_completions(ctx_ptr_, *backend, req, *caller, exchange);
-    case Route::Messages: return handle_messages(ctx_ptr_, *backend, req, *caller, exchange);
-    case Route::CountTokens: return handle_count_tokens(ctx_, *backend, req, *caller, *exchange);
-    case Route::Responses: return handle_responses(ctx_ptr_, *backend, req, *caller, exchange);
-    case Route::Embeddings: return handle_embeddings(ctx_ptr_, *backend, req, *caller, exchange);
-    case Route::Tokenize: return handle_tokenize(ctx_, *backend, req, *exchange);
-    case Route::Detokenize: return handle_detokenize(ctx_, *backend, req, *exchange);
-    case Route::LoadLora: return handle_load_lora_adapter(ctx_, *backend, req, *caller, *exchange);
-    case Route::UnloadLora: return handle_unload_lora_adapter(ctx_, *backend, req, *caller, *exchange);
-    default: break;
+  if (m.route == Route::Models) return exchange->send_json(200, render_model_list(*caller));
+  if (m.route == Route::Model) {
+    const std::string id = req.path.substr(11);
+    ServedModel* served = ctx_.models.find(id);
+    if (!served) return exchange->send_error(ctx_.models.unknown_model(id));
+    if (auto e = check_model_name(*served, id)) return exchange->send_error(*e);
+    if (auto e = check_tenant_model(ctx_, *served, *caller, id)) return exchange->send_error(*e);
+    return exchange->send_json(200, render_model(served->info, id, context_length(*served), served->loras.find(id)));
   }
+
+  // The model the request names (the body's `model`; adapters' routes: the primary model), loaded first if it is not.
+  std::string name;
+  if (ctx_.models.size() > 1 && m.route != Route::LoadLora && m.route != Route::UnloadLora) {
+    auto body = parse_json_body(req.body, ctx_.config.limits.max_json_depth);
+    if (!body.ok()) return exchange->send_error(body.error());
+    if (body->is_object() && body->contains("model") && (*body)["model"].is_string()) name = (*body)["model"];
+  }
+  ServedModel* served = ctx_.models.find(name);
+  if (!served) return exchange->send_error(ctx_.models.unknown_model(name));
+  if (auto lease = ctx_.models.try_acquire(*served)) return dispatch(ctx_ptr_, m.route, *lease, req, *caller, exchange);
+  if (auto e = check_tenant_model(ctx_, *served, *caller, name)) return exchange->send_error(*e);  // before a load
+  // The load runs on the registry's thread; the request continues on its connection's executor. The callback holds
+  // the context weakly: the registry's thread must never drop the context's last reference (it would join itself).
+  auto request = std::make_shared<HttpRequest>(std::move(req));
+  std::weak_ptr<ServerContext> weak_ctx = ctx_ptr_;
+  ctx_.models.load_then(*served, [weak_ctx, route = m.route, request, caller = *caller,
+                                  exchange](ApiResult<std::shared_ptr<const Backend>> lease) {
+    exchange->post([weak_ctx, route, request, caller, exchange, lease]() mutable {
+      auto ctx = weak_ctx.lock();
+      if (!ctx) return exchange->send_error(api_error(503, "the server is shutting down", "shutting_down"));
+      if (!lease.ok()) return exchange->send_error(lease.error());
+      dispatch(ctx, route, *lease.value(), *request, caller, exchange);
+    });
+  });
+}
+
+int Router::context_length(const ServedModel& model) const {
+  const auto backend = ctx_.models.loaded(model);
+  return backend ? backend->engine->context_length() : model.info.context_length;
+}
+
+std::string Router::render_model_list(const Caller& caller) const {
+  nlohmann::ordered_json data = nlohmann::ordered_json::array();
+  for (const auto& model : ctx_.models.models()) {
+    // A key lists only what it may use.
+    const std::vector<std::string> names = served_names(model->info);
+    const bool listed = !caller.tenant || may_use_model(*caller.tenant, "", names);
+    std::vector<ServedAdapter> adapters;
+    for (const auto& a : model->loras.list()) {
+      if (!caller.tenant || may_use_model(*caller.tenant, a.name, names)) adapters.push_back(a);
+    }
+    auto one = nlohmann::ordered_json::parse(render_models(model->info, context_length(*model), listed, adapters));
+    for (auto& entry : one["data"]) data.push_back(std::move(entry));
+  }
+  return nlohmann::ordered_json{{"object", "list"}, {"data", std::move(data)}}.dump();
+}
+
+std::string Router::render_metrics() const {
+  std::vector<std::string> parts;
+  for (const auto& model : ctx_.models.models()) {
+    const auto backend = ctx_.models.loaded(*model);
+    parts.push_back(model->metrics.render(backend ? backend->engine->stats() : engine::EngineStats{},
+                                          model->info.device_bandwidth_gbps));
+  }
+  return merge_metric_families(parts) + ctx_.metrics.render_tenants(ctx_.tenant_usage.snapshot()) +
+         ctx_.models.render_metrics();
 }
 
 }  // namespace kairo::server

@@ -2,7 +2,9 @@
 // Routing of HTTP requests: request id, CORS, API-key check, readiness, then the endpoint. Every failure becomes an
 // OpenAI-style error with its status (401, 404, 405, 503, ...).
 #include <memory>
+#include <string>
 
+#include "server/auth.h"
 #include "server/http/http_types.h"
 #include "server/server_context.h"
 
@@ -14,6 +16,11 @@ class Router {
   void handle(HttpRequest request, std::shared_ptr<ResponseSink> sink);
 
  private:
+  // The model's context: its engine's when loaded, else what serve planned for it (ModelInfo::context_length).
+  int context_length(const ServedModel& model) const;
+  std::string render_model_list(const Caller& caller) const;  // GET /v1/models: every served model, loaded or not
+  std::string render_metrics() const;                         // every model's series, the tenants', the model switches'
+
   std::shared_ptr<ServerContext> ctx_ptr_;
   ServerContext& ctx_;
 };

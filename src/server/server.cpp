@@ -49,8 +49,10 @@ void on_hangup_before_ready(int) { g_reload_pending.store(true); }
 }  // namespace
 
 struct Server::Impl {
-  Impl(ServerConfig config, ModelInfo model)
-      : ctx_ptr(std::make_shared<ServerContext>(std::move(config), std::move(model))), ctx(*ctx_ptr), router(ctx_ptr) {}
+  Impl(ServerConfig config, std::vector<ModelEntry> models)
+      : ctx_ptr(std::make_shared<ServerContext>(std::move(config), std::move(models))),
+        ctx(*ctx_ptr),
+        router(ctx_ptr) {}
 
   std::shared_ptr<ServerContext> ctx_ptr;  // shared with generation jobs, which may outlive the Server
   ServerContext& ctx;
@@ -61,7 +63,13 @@ struct Server::Impl {
   bool drained = true;
 };
 
-Server::Server(ServerConfig config, ModelInfo model) : impl_(std::make_unique<Impl>(std::move(config), std::move(model))) {}
+Server::Server(ServerConfig config, ModelInfo model)
+    : impl_(std::make_unique<Impl>(std::move(config), std::vector<ModelEntry>{ModelEntry{std::move(model)}})) {}
+
+Server::Server(ServerConfig config, std::vector<ModelEntry> models, ModelLimits limits)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(models))) {
+  impl_->ctx.models.set_limits(limits);
+}
 
 Server::~Server() { stop(); }
 
@@ -118,13 +126,31 @@ Status Server::start() {
 
 void Server::attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template,
                     ChatTemplateTraits traits) {
-  auto backend = std::make_unique<Backend>();
-  backend->template_traits = traits;
-  backend->engine = &engine;
-  backend->tokenizer = &tokenizer;
-  backend->chat_template = std::move(chat_template);
-  impl_->ctx.backend.store(backend.get());
-  impl_->ctx.backend_owner = std::move(backend);  // attached once; never replaced while requests may read it
+  LoadedModel loaded;
+  loaded.engine = &engine;
+  loaded.tokenizer = &tokenizer;
+  loaded.chat_template = std::move(chat_template);
+  loaded.template_traits = traits;
+  impl_->ctx.models.attach(impl_->ctx.models.primary(), std::move(loaded));
+  mark_ready();
+}
+
+Status Server::load(const std::string& id) {
+  ModelRegistry& models = impl_->ctx.models;
+  for (const auto& m : models.models()) {
+    if (m->info.id == id) return models.load(*m);
+  }
+  return Error{"no served model has the id " + id};
+}
+
+void Server::mark_ready() { impl_->ctx.ready.store(true); }
+
+int64_t Server::n_unloads(const std::string& id) const {
+  const ModelRegistry& models = impl_->ctx.models;
+  for (const auto& m : models.models()) {
+    if (m->info.id == id) return static_cast<int64_t>(models.n_unloads(*m));
+  }
+  return -1;
 }
 
 int Server::port() const { return impl_->http ? impl_->http->port() : 0; }

@@ -16,6 +16,7 @@
 #include "engine/engine_client.h"
 #include "server/chat_template.h"
 #include "server/metrics.h"
+#include "server/model_registry.h"
 #include "server/server_config.h"
 #include "tokenizer/tokenizer.h"
 
@@ -24,6 +25,9 @@ namespace kairo::server {
 class Server {
  public:
   Server(ServerConfig config, ModelInfo model);
+  // Several models by name (the first is the primary: requests without `model` run on it), each loaded by its loader
+  // on demand, within `limits` (model_registry.h). load() some before run_until_signal, then mark_ready().
+  Server(ServerConfig config, std::vector<ModelEntry> models, ModelLimits limits);
   ~Server();  // stop()s
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -39,6 +43,12 @@ class Server {
   void attach(engine::EngineClient& engine, const tokenizer::Tokenizer& tokenizer, ChatTemplate chat_template = {},
               ChatTemplateTraits traits = {});
   int port() const;
+  // Loads the model with this id now, on this thread (startup preloads; the limits apply as for a request).
+  Status load(const std::string& id);
+  // /health turns 200 and requests are served (attach() does this itself).
+  void mark_ready();
+  // The model's unloads so far (tests); -1 for an id that is not served.
+  int64_t n_unloads(const std::string& id) const;
 
   // Blocks until SIGINT or SIGTERM (or stop() from another thread), then stops gracefully. Returns stop()'s value.
   // on_ready runs once SIGINT/SIGTERM are handled (announce readiness there: a signal sent after it always drains).

@@ -81,6 +81,8 @@ struct ModelInfo {
   engine::EmbeddingPooling pooling = engine::EmbeddingPooling::None;
   std::string pooling_key;             // the metadata key that would declare it, for the refusal's message
   int embedding_dim = 0;               // the vectors' length (the model's width)
+  // What /v1/models reports while the model is not loaded (a loaded one reports its engine's).
+  int context_length = 0;
 };
 
 }  // namespace kairo::server

@@ -1,6 +1,7 @@
 #pragma once
-// State the routes and generation jobs share: configuration, the attached engine (absent while the model loads),
-// metrics, the API keys and their tenants' usage, and the registry of in-flight generations that graceful shutdown drains.
+// State the routes and generation jobs share: configuration, the served models (model_registry.h: each one's
+// description, adapters, metrics and, while loaded, engine), the API keys and their tenants' usage, and the registry
+// of in-flight generations that graceful shutdown drains.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +17,7 @@
 #include "server/grammar_cache.h"
 #include "server/lora_registry.h"
 #include "server/metrics.h"
+#include "server/model_registry.h"
 #include "server/server_config.h"
 #include "server/tenant_usage.h"
 #include "tokenizer/tokenizer.h"
@@ -23,14 +25,6 @@
 namespace kairo::server {
 
 class GenerationJob;
-
-// What serving needs from the loaded model. Attached once; read without locking afterwards.
-struct Backend {
-  engine::EngineClient* engine = nullptr;
-  const tokenizer::Tokenizer* tokenizer = nullptr;
-  ChatTemplate chat_template;  // empty: chatml_template()
-  ChatTemplateTraits template_traits;  // thinking model? its tool-call format?
-};
 
 class InflightJobs {
  public:
@@ -49,24 +43,25 @@ class InflightJobs {
 };
 
 struct ServerContext {
-  ServerContext(ServerConfig c, ModelInfo m)
-      : config(std::move(c)),
-        model(std::move(m)),
-        metrics(config.metrics_prefix, model.id),
-        keys(config.api_keys),
-        loras(model.adapters) {}
+  static ServerMetrics& add_all(ModelRegistry& models, std::vector<ModelEntry>& entries) {
+    for (ModelEntry& e : entries) models.add(std::move(e.info), e.footprint_bytes, std::move(e.loader));
+    return models.primary().metrics;
+  }
+
+  ServerContext(ServerConfig c, ModelInfo primary) : ServerContext(std::move(c), {ModelEntry{std::move(primary)}}) {}
+  // entries: at least one; the first is the primary model.
+  ServerContext(ServerConfig c, std::vector<ModelEntry> entries)
+      : config(std::move(c)), models(config.metrics_prefix), metrics(add_all(models, entries)), keys(config.api_keys) {}
 
   const ServerConfig config;
-  const ModelInfo model;
-  std::atomic<const Backend*> backend{nullptr};
-  std::unique_ptr<Backend> backend_owner;  // set once by Server::attach
+  ModelRegistry models;            // the served models; more are added before start (Server::add_model)
+  ServerMetrics& metrics;          // the primary model's; it also counts HTTP statuses and renders the tenants' series
+  std::atomic<bool> ready{false};  // /health: a model is attached or the startup loads are done
   std::atomic<bool> shutting_down{false};
-  ServerMetrics metrics;
   InflightJobs inflight;
   mutable GrammarCache grammars;  // thread-safe; used from const request handlers
   mutable KeyRing keys;           // thread-safe; the tenants are replaced on SIGHUP (Server::reload_api_keys)
   mutable TenantUsage tenant_usage;  // thread-safe; by tenant name, so it outlives reloads
-  mutable LoraRegistry loras;        // thread-safe; the adapters served by name, changed by load/unload
 };
 
 }  // namespace kairo::server

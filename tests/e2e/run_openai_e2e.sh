@@ -46,11 +46,14 @@ done
 [ -n "$port" ] || { cat "$log" >&2; echo "run_openai_e2e: kairo serve did not become ready" >&2; exit 1; }
 
 status=0
+# The multi-model server starts servers of its own: once per device, not again with the speculative flags.
+extra_files=""
+[ -z "${KAIRO_E2E_SERVE_ARGS:-}" ] && extra_files="$here/multi_model_e2e.test.mjs"
 # One file at a time: openai_e2e.test.mjs reads the server's metrics (requests running, KV use, aborts), which another
 # file's requests would move.
 KAIRO_URL="http://127.0.0.1:$port/v1" KAIRO_EXE="$KAIRO" KAIRO_MODEL="$MODEL" KAIRO_DEVICE="$DEVICE" \
   node --test --test-concurrency=1 "$here/openai_e2e.test.mjs" "$here/responses_e2e.test.mjs" \
-  "$here/anthropic_e2e.test.mjs" "$here/embeddings_e2e.test.mjs" || status=$?
+  "$here/anthropic_e2e.test.mjs" "$here/embeddings_e2e.test.mjs" $extra_files || status=$?
 
 kill -TERM "$pid"
 server_status=0

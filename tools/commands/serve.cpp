@@ -7,73 +7,31 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "command_registry.h"
-#include "device_option.h"
-#include "lora_options.h"
-#include "speculative_options.h"
 #include "core/format.h"
+#include "device_option.h"
 #include "engine/engine.h"
 #include "gguf/gguf_file.h"
+#include "lora_options.h"
 #include "model/model.h"
 #include "plan/device_catalog.h"
 #include "plan/memory_plan.h"
 #include "plan/model_shapes.h"
 #include "plan/system_memory.h"
+#include "serve_args.h"
 #include "server/auth.h"
 #include "server/chat_template_loader.h"
 #include "server/endpoints.h"
 #include "server/server.h"
+#include "speculative_options.h"
 #include "terminal/notes.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kairo::tools {
+
 namespace {
-
-struct ServeArgs {
-  std::string model = "models/aidreams260K.gguf";
-  std::vector<std::string> served_names;  // first = the id in /v1/models; the rest are aliases
-  std::vector<std::string> loras;         // --lora NAME=PATH[:SCALE]
-  int max_lora_rank = model::lora::kDefaultMaxRank;
-  int max_loras = 16;                     // adapters resident at once: --lora ones and runtime loads together
-  std::string api_key_file;
-  std::string reasoning_format = "auto";  // auto | deepseek | none (ServerConfig::reasoning_format)
-  std::string chat_template_file;         // a Jinja chat template used instead of the model's
-  server::ServerConfig server;
-  // Engine.
-  int threads = 0;
-  int max_num_seqs = 64;
-  int max_num_batched_tokens = 512;
-  int fair_min_chunk = 16;
-  int block_size = 16;
-  int max_model_len = 0;     // 0 = the model's context length
-  std::string kv_dtype = "f16";
-  double kv_cache_mib = 0;   // a budget for the KV cache alone; 0 = size it from the memory budget
-  double mem_budget_gb = 0;  // weights + KV + activations + overhead; 0 = the `cpu` device's usable memory
-  int max_waiting = 1024;
-  bool no_prefix_caching = false;
-  bool exact_numerics = false;
-  SpeculativeArgs speculative;
-  std::string device = "cpu";
-};
-
-// The engine that serves requests. Everything engine-specific lives here, so the server sees only EngineClient.
-struct EngineHolder {
-  std::unique_ptr<engine::Engine> engine;
-};
-
-// The KV pool, sized by the planner's code with the planner's inputs (`kairo plan --device cpu`): the weights from
-// the GGUF header, the activations of one step, the device's overhead, and a budget of 90 % of MemAvailable (or
-// --mem-budget-gb, or --kv-cache-memory for the KV cache alone). A configuration that cannot fit is refused with
-// the planner's message, which names the knob to change and the value that fits.
-struct KvPlan {
-  plan::KvPoolRequest request;
-  plan::KvSizing sizing;
-  std::string budget_source;
-  plan::AdapterMemory adapters;
-};
 
 // The LoRA adapters' device memory, as `kairo plan --lora ... --max-loras --max-lora-rank` counts it
 // (plan/adapter_memory.h): the --lora files' bytes from their headers and, with --allow-runtime-lora, room for the
@@ -92,8 +50,12 @@ Result<plan::AdapterMemory> lora_memory(const model::ModelConfig& c, const Serve
   return plan::adapter_memory(c, r);
 }
 
-Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a, const model::Model* draft) {
-  const model::ModelConfig& c = model.config();
+// From the model's header, config and the device it goes to (before or after its load): several models are planned
+// before any is loaded. already_mapped: bytes of this model already mapped by this process (plan/system_memory.h).
+}  // namespace
+
+Result<KvPlan> plan_kv_pool(const model::ModelConfig& c, const gguf::File& file, const kernels::Device& dev,
+                            const ServeArgs& a, const model::Model* draft, uint64_t already_mapped) {
   if (a.max_model_len > c.context_length) {
     return Error{strprintf("--max-model-len %d is larger than the model's context length of %d tokens; use at most "
                            "%d",
@@ -117,24 +79,23 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a, const
     device.memory_bytes = static_cast<uint64_t>(a.mem_budget_gb * (1ull << 30));
     device.usable_fraction = 1.0;
     out.budget_source = "--mem-budget-gb";
-  } else if (!model.device().host_memory()) {
+  } else if (!dev.host_memory()) {
     // The device's own memory; the weights already on it are counted by the planner like on the CPU, so the
     // budget starts from the total, not from what is free now.
-    const kernels::DeviceMemoryInfo mem = model.device().memory_info();
+    const kernels::DeviceMemoryInfo mem = dev.memory_info();
     device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = mem.total_bytes});
-    device.name = device.description = model.device().name();
+    device.name = device.description = dev.name();
     device.unified_memory = false;
     out.budget_source = strprintf("%.0f %% of %s's %s", device.usable_fraction * 100, device.name.c_str(),
                                   human_bytes(mem.total_bytes).c_str());
   } else {
     // The weights are mapped already and the plan counts them again: under `ulimit -v` they come back.
-    KAIRO_TRY_ASSIGN(const plan::MemoryHeadroom avail, plan::read_memory_headroom(model.file().file_size()));
+    KAIRO_TRY_ASSIGN(const plan::MemoryHeadroom avail, plan::read_memory_headroom(already_mapped));
     device = plan::cpu_device(plan::CpuMeasurement{.mem_available_bytes = avail.bytes});
     out.budget_source = strprintf("%.0f %% of %s available, set by %s", device.usable_fraction * 100,
                                   human_bytes(avail.bytes).c_str(), avail.limited_by.c_str());
   }
-  const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(model.file()),
-                                                                     plan::expert_fraction(model.config()));
+  const plan::WeightsSummary weights = plan::summarize_weights(plan::tensors_from_file(file), plan::expert_fraction(c));
   if (draft) {  // its weights, and its KV pool of as many token slots as the model's (as `kairo plan` counts them)
     KAIRO_TRY_ASSIGN(req.draft, plan::draft_model_spec(draft->config(), plan::tensors_from_file(draft->file()),
                                                        kv_dtype));
@@ -151,10 +112,10 @@ Result<KvPlan> plan_kv_pool(const model::Model& model, const ServeArgs& a, const
   KAIRO_TRY_ASSIGN(out.sizing, plan::size_kv_pool(c, out.request));
   // Each layer's K (and V) is one device buffer: a device with a binding limit (128 MiB on lavapipe) caps the pool.
   const uint64_t block_bytes = static_cast<uint64_t>(a.block_size) * row_bytes(kv_dtype, c.kv_dim());
-  const int64_t max_blocks = static_cast<int64_t>(model.device().max_allocation_bytes() / block_bytes) - 1;
+  const int64_t max_blocks = static_cast<int64_t>(dev.max_allocation_bytes() / block_bytes) - 1;
   if (out.sizing.n_blocks > max_blocks) {
     std::fprintf(stderr, "kairo serve: %s holds at most %s per buffer: the KV pool is capped at %lld blocks\n",
-                 model.device().name().c_str(), human_bytes(model.device().max_allocation_bytes()).c_str(),
+                 dev.name().c_str(), human_bytes(dev.max_allocation_bytes()).c_str(),
                  static_cast<long long>(max_blocks));
     out.sizing.n_blocks = max_blocks;
   }
@@ -195,11 +156,22 @@ void describe_embeddings(const std::string& path, server::ModelInfo& info) {
   info.embedding_dim = config->dim;
 }
 
+namespace {
+
 int run_serve(ServeArgs a) {
   auto fail = [](const std::string& msg) {
     std::fprintf(stderr, "error: %s\n", msg.c_str());
     return 1;
   };
+  auto sources = model_sources(a);
+  if (!sources.ok()) return fail(sources.error().message);
+  if (sources->size() > 1 || !a.models_dir.empty()) return run_serve_models(a, *sources);
+  if (!sources->empty()) {
+    a.model = (*sources)[0].path;
+    if (a.served_names.empty() && (*sources)[0].name != std::filesystem::path(a.model).stem().string()) {
+      a.served_names.push_back((*sources)[0].name);  // --model NAME=PATH
+    }
+  }
   if (!a.api_key_file.empty()) {
     auto keys = server::load_api_key_file(a.api_key_file);
     if (!keys.ok()) return fail(keys.error().message);
@@ -258,7 +230,8 @@ int run_serve(ServeArgs a) {
   }
   auto draft = load_draft_model(a.speculative, **model, a.device);
   if (!draft.ok()) return fail(draft.error().message);
-  auto kv = plan_kv_pool(**model, a, draft->get());
+  auto kv = plan_kv_pool((*model)->config(), (*model)->file(), (*model)->device(), a, draft->get(),
+                         (*model)->file().file_size());
   if (!kv.ok()) return fail(kv.error().message);
   const plan::KvPoolRequest& kr = kv->request;
   const plan::AdapterMemory& lora = kv->adapters;
@@ -304,7 +277,25 @@ void setup(CLI::App& app) {
   auto& http = s.http;
   CLI::App* cmd = app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
   add_device_option(cmd, a->device);
-  cmd->add_option("--model,-m", a->model, "GGUF model file")->capture_default_str();
+  cmd->add_option("--model,-m", a->model_args,
+                  "GGUF model file, or NAME=FILE to serve it as NAME; repeatable: several models, each loaded when "
+                  "a request names it (default: " +
+                      a->model + ")")
+      ->allow_extra_args(false);
+  cmd->add_option("--models-dir", a->models_dir,
+                  "Serve every .gguf file in this directory by its file name without .gguf, each loaded when a "
+                  "request names it")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--max-loaded-models", a->max_loaded_models,
+                  "With several models: how many may be in memory at once (0 = as many as the memory budget holds); "
+                  "loading another unloads the least recently used idle one")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--model-switch-wait", a->model_switch_wait_s,
+                  "With several models: seconds a request for an unloaded model waits for a busy one to become idle "
+                  "when the limits leave no room (503 after)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--host", s.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", s.port, "Port to listen on (0 = any free port)")->capture_default_str()
       ->check(CLI::Range(0, 65535));
