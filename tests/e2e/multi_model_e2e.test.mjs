@@ -23,9 +23,11 @@ function synth(path, seed, dim) {
 }
 
 function plannedBytes(path) {
-  // --mem-budget-gb is counted as `kairo plan --device cpu` counts it, whatever the device (serve --help).
+  // --mem-budget-gb is counted as `kairo plan --device cpu` counts it, whatever the device (serve --help). The
+  // bandwidth and compute given spare plan measuring the CPU; the memory it reports does not depend on them.
   const plan = JSON.parse(execFileSync(process.env.KAIRO_EXE, ["plan", "--model", path, "--device", "cpu",
-    "--context", String(context), "--concurrency", String(concurrency), "--json"], { encoding: "utf8" }));
+    "--bandwidth-gbs", "50", "--tflops", "1", "--context", String(context), "--concurrency", String(concurrency),
+    "--json"], { encoding: "utf8" }));
   return plan.memory.total_bytes;
 }
 

@@ -298,7 +298,11 @@ function withToolServer(fn) {
 
 // tool_choice's four meanings over 20 seeds each, at temperature 1 against the live server: "none" never gives
 // calls, "auto" gives finish_reason "tool_calls" exactly when it gives calls, "required" (one call at a time) always
-// calls one of the tools with valid arguments, and a named function is the one called.
+// calls one of the tools with valid arguments, and a named function is the one called. On a GPU device (lavapipe in
+// CI) and under the sanitizers (the asan test preset sets KAIRO_E2E_SANITIZED) "none" and "auto" run for the first 5
+// seeds only: their replies are unconstrained, up to 100 tokens each, and took 40 of this test's 53 s on lavapipe; the
+// grammar paths ("required", named) keep all 20, and the release CPU run all of it.
+const unconstrainedSeeds = (process.env.KAIRO_DEVICE ?? "cpu") === "cpu" && !process.env.KAIRO_E2E_SANITIZED ? 20 : 5;
 test("tools: tool_choice none / auto / required / named over 20 seeds", async () => {
   await withToolServer(async (c) => {
     const tools = [
@@ -316,24 +320,27 @@ test("tools: tool_choice none / auto / required / named over 20 seeds", async ()
     for (let seed = 0; seed < 20; seed++) {
       const ask = (extra) => c.chat.completions.create({ model: MODEL, messages, tools, temperature: 1, seed,
         max_tokens: 100, ...extra });
+      const unconstrained = seed < unconstrainedSeeds;
       const [none, auto, required, named] = await Promise.all([
-        ask({ tool_choice: "none" }),
-        ask({ tool_choice: "auto" }),
+        unconstrained ? ask({ tool_choice: "none" }) : null,
+        unconstrained ? ask({ tool_choice: "auto" }) : null,
         ask({ tool_choice: "required", parallel_tool_calls: false }),
         ask({ tool_choice: { type: "function", function: { name: "time" } }, parallel_tool_calls: false })]);
-      const n = none.choices[0];
-      assert.equal(n.message.tool_calls ?? undefined, undefined, `seed ${seed}`);
-      assert.notEqual(n.finish_reason, "tool_calls");
-      assert.equal(typeof n.message.content, "string");
-      const a = auto.choices[0];
-      const autoCalls = a.message.tool_calls ?? [];
-      assert.equal(a.finish_reason === "tool_calls", autoCalls.length > 0, `seed ${seed}: ${JSON.stringify(a)}`);
-      for (const call of autoCalls) {  // unconstrained, so only the protocol: an id, a name, arguments that parse
-        assert.equal(call.type, "function");
-        assert.ok(call.id.length > 0 && typeof call.function.name === "string");
-        assert.equal(typeof JSON.parse(call.function.arguments), "object");
+      if (unconstrained) {
+        const n = none.choices[0];
+        assert.equal(n.message.tool_calls ?? undefined, undefined, `seed ${seed}`);
+        assert.notEqual(n.finish_reason, "tool_calls");
+        assert.equal(typeof n.message.content, "string");
+        const a = auto.choices[0];
+        const autoCalls = a.message.tool_calls ?? [];
+        assert.equal(a.finish_reason === "tool_calls", autoCalls.length > 0, `seed ${seed}: ${JSON.stringify(a)}`);
+        for (const call of autoCalls) {  // unconstrained, so only the protocol: an id, a name, arguments that parse
+          assert.equal(call.type, "function");
+          assert.ok(call.id.length > 0 && typeof call.function.name === "string");
+          assert.equal(typeof JSON.parse(call.function.arguments), "object");
+        }
+        if (autoCalls.length > 0) assert.ok(!(a.message.content ?? "").includes("<tool_call>"), a.message.content);
       }
-      if (autoCalls.length > 0) assert.ok(!(a.message.content ?? "").includes("<tool_call>"), a.message.content);
       const r = required.choices[0];
       assert.equal(r.finish_reason, "tool_calls", `seed ${seed}: ${JSON.stringify(r.message)}`);
       assert.equal(r.message.content, null);
