@@ -6,8 +6,8 @@ between the files are checked too.
 
   check_deploy_kit.py KAIRO SOURCE_DIR [EMULATOR...]
 
-The exposition comes from a real server on the demo model, started with an API-keys file so the per-key series are
-exported too. Fails with one line per problem.
+The exposition comes from a real server on the demo model (under two names, so the several-model series are there
+too), started with an API-keys file so the per-key series are exported too. Fails with one line per problem.
 """
 import json
 import os
@@ -40,8 +40,10 @@ def start_server(kairo, model, workdir):
         json.dump({"keys": [{"name": "deploy-kit", "key": KEY}]}, f)
     log_path = os.path.join(workdir, "serve.log")
     log = open(log_path, "w")
-    proc = subprocess.Popen(kairo + ["serve", "--model", model, "--port", "0", "--no-access-log",
-                                     "--shutdown-timeout", "1", "--api-keys-file", keys],
+    # Two models (the demo model under two names), so the model-switch series of a several-model server are exported
+    # too; a one-model server exports the rest of them alike.
+    proc = subprocess.Popen(kairo + ["serve", "--model", "demo=" + model, "--model", "demo-b=" + model, "--port", "0",
+                                     "--no-access-log", "--shutdown-timeout", "1", "--api-keys-file", keys],
                             stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.time() + 60
     while time.time() < deadline:
