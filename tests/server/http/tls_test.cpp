@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -32,8 +33,10 @@ struct Pem {
 const Pem& test_pem(const std::string& name = "tls") {
   static std::map<std::string, Pem> made;
   if (auto it = made.find(name); it != made.end()) return it->second;
-  const std::string dir = ::testing::TempDir();
-  Pem pem{dir + "/kairo_" + name + "_cert.pem", dir + "/kairo_" + name + "_key.pem"};
+  // Named by this process: ctest runs each test in a process of its own, two at a time, and a file another process
+  // is rewriting cannot be read (a shared name failed a server start under ASan).
+  const std::string stem = ::testing::TempDir() + "/kairo_" + name + "_" + std::to_string(::getpid());
+  Pem pem{stem + "_cert.pem", stem + "_key.pem"};
   const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
                           "-subj /CN=kairo-test -addext subjectAltName=IP:127.0.0.1 -keyout " +
                           pem.key + " -out " + pem.cert + " 2>/dev/null";
