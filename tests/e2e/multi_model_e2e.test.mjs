@@ -5,7 +5,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -14,6 +14,7 @@ import { withKairoServer } from "./template_server.mjs";
 const context = 128;
 const concurrency = 2;
 const device = process.env.KAIRO_DEVICE ?? "cpu";
+const key = "sk-multi-model";  // --api-key-file: the server's settings hold with several models as with one
 
 function synth(path, seed, dim) {
   const tokenizer = new URL("../../models/aidreams260K.gguf", import.meta.url).pathname;
@@ -32,7 +33,7 @@ function plannedBytes(path) {
 }
 
 async function metric(base, name, model) {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${key}` } })).text();
   const m = new RegExp(`^${name}\\{model_name="${model}"\\} (\\S+)$`, "m").exec(text);
   assert.ok(m, `${name} for ${model} in /metrics`);
   return Number(m[1]);
@@ -48,12 +49,14 @@ test("three models under a budget for two", async () => {
     const bytes = Object.values(files).map(plannedBytes);
     const total = bytes.reduce((a, b) => a + b, 0);
     const budget = total - Math.min(...bytes) / 2;  // any two fit, three do not
-    const args = ["--device", device, "--max-model-len", String(context), "--max-num-seqs", String(concurrency),
+    writeFileSync(join(dir, "keys.txt"), `${key}\n`);
+    const args = ["--api-key-file", join(dir, "keys.txt"), "--device", device, "--max-model-len", String(context), "--max-num-seqs", String(concurrency),
       "--mem-budget-gb", (budget / 2 ** 30).toFixed(12)];
     for (const [name, path] of Object.entries(files)) args.push("--model", `${name}=${path}`);
 
     await withKairoServer(args, async (base) => {
-      const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "none" });
+      assert.equal((await fetch(`${base}/v1/models`)).status, 401, "the key file's key is required");
+      const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: key });
       const listed = (await client.models.list()).data.map((m) => m.id);
       assert.deepEqual(listed, ["demo", "small", "wide"]);
       // Loaded at startup: the first two, in the order given.

@@ -163,6 +163,15 @@ int run_serve(ServeArgs a) {
     std::fprintf(stderr, "error: %s\n", msg.c_str());
     return 1;
   };
+  // The server's own settings first: one model or several, the server is configured alike.
+  a.server.reasoning_format = a.reasoning_format == "deepseek" ? server::ServerConfig::ReasoningFormat::Deepseek
+                              : a.reasoning_format == "none"   ? server::ServerConfig::ReasoningFormat::None
+                                                               : server::ServerConfig::ReasoningFormat::Auto;
+  if (!a.api_key_file.empty()) {
+    auto keys = server::load_api_key_file(a.api_key_file);
+    if (!keys.ok()) return fail(keys.error().message);
+    a.server.api_keys.insert(a.server.api_keys.end(), keys->begin(), keys->end());
+  }
   auto sources = model_sources(a);
   if (!sources.ok()) return fail(sources.error().message);
   if (sources->size() > 1 || !a.models_dir.empty()) return run_serve_models(a, *sources);
@@ -171,11 +180,6 @@ int run_serve(ServeArgs a) {
     if (a.served_names.empty() && (*sources)[0].name != std::filesystem::path(a.model).stem().string()) {
       a.served_names.push_back((*sources)[0].name);  // --model NAME=PATH
     }
-  }
-  if (!a.api_key_file.empty()) {
-    auto keys = server::load_api_key_file(a.api_key_file);
-    if (!keys.ok()) return fail(keys.error().message);
-    a.server.api_keys.insert(a.server.api_keys.end(), keys->begin(), keys->end());
   }
   server::ModelInfo info;
   info.id = a.served_names.empty() ? std::filesystem::path(a.model).stem().string() : a.served_names[0];
@@ -199,9 +203,6 @@ int run_serve(ServeArgs a) {
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
 
-  a.server.reasoning_format = a.reasoning_format == "deepseek" ? server::ServerConfig::ReasoningFormat::Deepseek
-                              : a.reasoning_format == "none"   ? server::ServerConfig::ReasoningFormat::None
-                                                               : server::ServerConfig::ReasoningFormat::Auto;
   server::Server srv(a.server, info);
   if (auto s = srv.start(); !s.ok()) return fail(s.error().message);
   if (!a.server.api_keys_file.empty()) {

@@ -148,7 +148,7 @@ int run_serve_models(const ServeArgs& args, const std::vector<ModelSource>& sour
     e.info.context_length = r.max_model_len;
     describe_embeddings(source.path, e.info);
     e.footprint_bytes = footprint;
-    e.loader = [source, a, plan = std::make_shared<const KvPlan>(std::move(*kv)),
+    e.loader = [source, plan = std::make_shared<const KvPlan>(std::move(*kv)),
                 own = std::make_shared<ServeArgs>(own)] { return load_served_model(source, *own, *plan); };
     footprints.push_back(footprint);
     entries.push_back(std::move(e));
@@ -163,10 +163,7 @@ int run_serve_models(const ServeArgs& args, const std::vector<ModelSource>& sour
       sources.size(), human_bytes(budget).c_str(), budget_source.c_str(),
       a->max_loaded_models > 0 ? strprintf(", at most %d loaded at once", a->max_loaded_models).c_str() : "");
 
-  server::ServerConfig config = a->server;
-  config.reasoning_format = a->reasoning_format == "deepseek" ? server::ServerConfig::ReasoningFormat::Deepseek
-                            : a->reasoning_format == "none"   ? server::ServerConfig::ReasoningFormat::None
-                                                              : server::ServerConfig::ReasoningFormat::Auto;
+  const server::ServerConfig& config = a->server;
   server::Server srv(config, std::move(entries), limits);
   if (auto s = srv.start(); !s.ok()) return fail(s.error().message);
   note("kairo serve: listening on %s://%s:%d\n", config.ssl_certfile.empty() ? "http" : "https", config.host.c_str(),
