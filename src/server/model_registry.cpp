@@ -47,8 +47,7 @@ ServedModel& ModelRegistry::add(ModelInfo info, uint64_t footprint_bytes, ModelL
   std::lock_guard lock(mutex_);
   models_.push_back(
       std::make_unique<ServedModel>(std::move(info), metrics_prefix_, footprint_bytes, std::move(loader)));
-  slots_.emplace_back();
-  load_seconds_by_model_.push_back(std::make_unique<Histogram>(kLoadBuckets));
+  slots_.emplace_back().load_seconds = std::make_unique<Histogram>(kLoadBuckets);
   return *models_.back();
 }
 
@@ -197,9 +196,7 @@ ApiResult<std::shared_ptr<const Backend>> ModelRegistry::load_now(ServedModel& m
   s.backend = backend;
   s.last_used = Clock::now();
   ++s.n_loads;
-  for (size_t i = 0; i < models_.size(); ++i) {
-    if (models_[i].get() == &model) load_seconds_by_model_[i]->observe(seconds);
-  }
+  s.load_seconds->observe(seconds);
   return std::shared_ptr<const Backend>(std::move(backend));
 }
 
@@ -266,11 +263,6 @@ std::shared_ptr<const Backend> ModelRegistry::loaded(const ServedModel& model) c
   return slot(model).backend;
 }
 
-bool ModelRegistry::any_loaded() const {
-  std::lock_guard lock(mutex_);
-  return std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.backend != nullptr; });
-}
-
 uint64_t ModelRegistry::n_unloads(const ServedModel& model) const {
   std::lock_guard lock(mutex_);
   return slot(model).n_unloads;
@@ -293,7 +285,7 @@ std::string ModelRegistry::render_metrics() const {
   };
   family("model_load_seconds", "histogram", "Time to load a model on demand (a model switch), in seconds.",
          [&](size_t i, const std::string& labels) {
-           return render_histogram_samples("kairo:model_load_seconds", labels, *load_seconds_by_model_[i]);
+           return render_histogram_samples("kairo:model_load_seconds", labels, *slots_[i].load_seconds);
          });
   family("model_loaded", "gauge", "1 while the model is in memory, 0 while it is not.",
          [&](size_t i, const std::string& labels) { return value("model_loaded", labels, slots_[i].backend ? 1 : 0); });

@@ -94,7 +94,6 @@ class ModelRegistry {
   // Before serving. The first model added is the primary one: requests without `model` run on it.
   ServedModel& add(ModelInfo info, uint64_t footprint_bytes = 0, ModelLoader loader = {});
   void set_limits(ModelLimits limits);
-  const ModelLimits& limits() const { return limits_; }
 
   ServedModel& primary() { return *models_.front(); }
   const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
@@ -120,7 +119,6 @@ class ModelRegistry {
   void load_then(ServedModel& model, Acquired done);
   // The backend when loaded now, without loading or touching the LRU order (metrics, health).
   std::shared_ptr<const Backend> loaded(const ServedModel& model) const;
-  bool any_loaded() const;
 
   // kairo:model_load_seconds (histogram), kairo:model_loaded (gauge), kairo:model_loads_total and
   // kairo:model_unloads_total (counters), kairo:model_memory_bytes (gauge: the footprint while loaded), each labelled
@@ -136,6 +134,7 @@ class ModelRegistry {
     std::vector<Acquired> waiters;
     uint64_t n_loads = 0;
     uint64_t n_unloads = 0;
+    std::unique_ptr<Histogram> load_seconds;  // a pointer: Histogram holds a mutex, and slots_ grows in add()
   };
 
   Slot& slot(const ServedModel& model);
@@ -157,7 +156,6 @@ class ModelRegistry {
   std::vector<Slot> slots_;     // by the model's place in models_
   std::deque<ServedModel*> queue_;
   bool stopping_ = false;
-  std::vector<std::unique_ptr<Histogram>> load_seconds_by_model_;
   std::thread loader_;  // last: started once everything it reads exists
 };
 

@@ -235,19 +235,19 @@ int Router::context_length(const ServedModel& model) const {
 }
 
 std::string Router::render_model_list(const Caller& caller) const {
-  nlohmann::ordered_json data = nlohmann::ordered_json::array();
+  std::vector<ModelListing> listings;
   for (const auto& model : ctx_.models.models()) {
     // A key lists only what it may use.
     const std::vector<std::string> names = served_names(model->info);
-    const bool listed = !caller.tenant || may_use_model(*caller.tenant, "", names);
-    std::vector<ServedAdapter> adapters;
+    ModelListing& l = listings.emplace_back();
+    l.model = &model->info;
+    l.context_length = context_length(*model);
+    l.served = !caller.tenant || may_use_model(*caller.tenant, "", names);
     for (const auto& a : model->loras.list()) {
-      if (!caller.tenant || may_use_model(*caller.tenant, a.name, names)) adapters.push_back(a);
+      if (!caller.tenant || may_use_model(*caller.tenant, a.name, names)) l.adapters.push_back(a);
     }
-    auto one = nlohmann::ordered_json::parse(render_models(model->info, context_length(*model), listed, adapters));
-    for (auto& entry : one["data"]) data.push_back(std::move(entry));
   }
-  return nlohmann::ordered_json{{"object", "list"}, {"data", std::move(data)}}.dump();
+  return render_models(listings);
 }
 
 std::string Router::render_metrics() const {

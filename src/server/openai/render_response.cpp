@@ -189,14 +189,15 @@ json model_entry(const ModelInfo& model, const std::string& id, int context_leng
 
 }  // namespace
 
-std::string render_models(const ModelInfo& model, int context_length, bool served,
-                          const std::vector<ServedAdapter>& adapters) {
+std::string render_models(const std::vector<ModelListing>& models) {
   json data = json::array();
-  if (served) {
-    data.push_back(model_entry(model, model.id, context_length));
-    for (const auto& alias : model.aliases) data.push_back(model_entry(model, alias, context_length));
+  for (const ModelListing& m : models) {
+    if (m.served) {
+      data.push_back(model_entry(*m.model, m.model->id, m.context_length));
+      for (const auto& alias : m.model->aliases) data.push_back(model_entry(*m.model, alias, m.context_length));
+    }
+    for (const auto& a : m.adapters) data.push_back(model_entry(*m.model, a.name, m.context_length, &a));
   }
-  for (const auto& a : adapters) data.push_back(model_entry(model, a.name, context_length, &a));
   return dump({{"object", "list"}, {"data", std::move(data)}});
 }
 

@@ -75,11 +75,16 @@ std::string render_response(const ResponseMeta& meta, const std::vector<ChoiceRe
 std::string render_chunk(const ResponseMeta& meta, const ChoiceDelta& delta, bool with_usage_field);
 // The final usage chunk ("choices": []).
 std::string render_usage_chunk(const ResponseMeta& meta, const Usage& usage);
-// served = false: an empty list (the caller's key may use none of the served model's names).
-// `adapters`: the LoRA adapters to list after the base model, each with `parent` = model.id and kairo's `lora_id`
+// One served model in GET /v1/models. served = false: its names are not listed (the caller's key may use none of
+// them). `adapters`: the LoRA adapters to list after it, each with `parent` = model->id and kairo's `lora_id`
 // (llama-server's id of it, for the per-request `lora` field).
-std::string render_models(const ModelInfo& model, int context_length, bool served = true,
-                          const std::vector<ServedAdapter>& adapters = {});
+struct ModelListing {
+  const ModelInfo* model = nullptr;
+  int context_length = 0;
+  bool served = true;
+  std::vector<ServedAdapter> adapters;
+};
+std::string render_models(const std::vector<ModelListing>& models);
 // GET /v1/models/{id}: the one model object (`adapter`: what id names, when it is an adapter).
 std::string render_model(const ModelInfo& model, const std::string& id, int context_length,
                          const std::optional<ServedAdapter>& adapter = std::nullopt);
