@@ -1,6 +1,7 @@
 #include "server/model_registry.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/format.h"
 
@@ -25,13 +26,16 @@ ModelRegistry::ModelRegistry(std::string metrics_prefix) : metrics_prefix_(std::
   loader_ = std::thread([this] { loader_main(); });
 }
 
-ModelRegistry::~ModelRegistry() {
+ModelRegistry::~ModelRegistry() { shutdown(Clock::now()); }
+
+void ModelRegistry::shutdown(Clock::time_point deadline) {
   {
     std::lock_guard lock(mutex_);
+    if (stopping_ && !loader_.joinable()) return;
     stopping_ = true;
   }
   cv_.notify_all();
-  loader_.join();
+  if (loader_.joinable()) loader_.join();
   std::vector<Acquired> orphaned;
   {
     std::lock_guard lock(mutex_);
@@ -41,6 +45,24 @@ ModelRegistry::~ModelRegistry() {
     }
   }
   for (auto& w : orphaned) w(api_error(503, "the server is shutting down and takes no new requests", "shutting_down"));
+
+  for (size_t i = 0; i < models_.size(); ++i) {
+    if (!models_[i]->loader) continue;  // attached: the caller's engine
+    std::shared_ptr<Backend> backend;
+    {
+      std::unique_lock lock(mutex_);
+      while (slots_[i].backend && slots_[i].backend.use_count() > 1 && Clock::now() < deadline) {
+        cv_.wait_for(lock, std::chrono::milliseconds(10));  // a lease ends without signalling: look again shortly
+      }
+      backend = std::move(slots_[i].backend);
+    }
+    if (backend && backend.use_count() > 1) {
+      std::fprintf(stderr, "kairo: the model %s still serves a request at shutdown; it is freed with the process\n",
+                   models_[i]->info.id.c_str());
+      new std::shared_ptr<Backend>(std::move(backend));  // deliberately leaked: see shutdown() in the header
+    }
+    backend.reset();  // unloaded here: the engine joins its threads and frees its weights
+  }
 }
 
 ServedModel& ModelRegistry::add(ModelInfo info, uint64_t footprint_bytes, ModelLoader loader) {

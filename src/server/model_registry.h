@@ -87,7 +87,7 @@ struct ModelLimits {
 class ModelRegistry {
  public:
   explicit ModelRegistry(std::string metrics_prefix);
-  ~ModelRegistry();  // stops the loader thread; loaded models are unloaded with the registry
+  ~ModelRegistry();  // shutdown(), if the server did not call it
   ModelRegistry(const ModelRegistry&) = delete;
   ModelRegistry& operator=(const ModelRegistry&) = delete;
 
@@ -125,6 +125,13 @@ class ModelRegistry {
   // model_name. Empty while only attach() brought models in (nothing to switch).
   std::string render_metrics() const;
   uint64_t n_unloads(const ServedModel& model) const;
+
+  // Stops the loader (its waiters get 503 shutting_down) and unloads every model it loaded, on the calling thread,
+  // waiting up to `deadline` for requests' leases to end. The server calls it once its requests are done: a job may
+  // hold the server's context past the Server, and the context's last reference dropped on an engine's thread
+  // would destroy that engine there (an engine cannot join its own thread). A model still leased at the deadline is
+  // left to the process's exit, never destroyed under its request. Idempotent.
+  void shutdown(std::chrono::steady_clock::time_point deadline);
 
  private:
   struct Slot {

@@ -242,6 +242,8 @@ bool Server::stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   impl_->http->stop();
+  // The models' engines are destroyed here, never on an engine thread through a job's last reference to the context.
+  ctx.models.shutdown(Clock::now() + std::chrono::seconds(5));
   impl_->drained = drained;
   return drained;
 }

@@ -190,6 +190,9 @@ void FakeEngine::loop() {
     }
     lock.unlock();
     for (auto& [cb, out] : outbox) cb(out);
+    if (!outbox.empty() && config_.callback_release_delay.count() > 0) {
+      std::this_thread::sleep_for(config_.callback_release_delay);
+    }
     outbox.clear();  // callbacks (and what they hold) die on the engine thread, as with the real engine
     if (!config_.manual && config_.step_delay.count() > 0) std::this_thread::sleep_for(config_.step_delay);
     lock.lock();

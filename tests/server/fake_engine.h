@@ -27,6 +27,9 @@ struct FakeEngineConfig {
   bool manual = false;          // steps only on step(); otherwise as fast as possible (plus step_delay)
   std::chrono::microseconds step_delay{0};
   int eos_after = -1;           // >= 0: the token at this index is the tokenizer's EOS (finish "stop")
+  // How long the engine thread keeps a step's callbacks (and what they hold) after calling them: the real engine
+  // drops them at a time of its own, possibly after the Server is gone.
+  std::chrono::milliseconds callback_release_delay{0};
 };
 
 class FakeEngine final : public engine::EngineClient {

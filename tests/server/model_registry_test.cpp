@@ -27,6 +27,7 @@ struct EngineShelf {
   std::map<std::string, int> n_loads;
   std::map<std::string, int> n_alive;
   std::map<std::string, bool> manual;          // models whose engines step only by hand
+  std::chrono::milliseconds callback_release_delay{0};
   std::map<std::string, std::string> failure;  // models whose load fails with this message
 
   FakeEngine* engine(const std::string& id) {
@@ -63,6 +64,7 @@ ModelEntry fake_entry(const std::string& id, uint64_t footprint, const std::shar
       std::lock_guard lock(shelf->mutex);
       if (shelf->failure.count(id)) return Error{shelf->failure[id]};
       config.manual = shelf->manual[id];
+      config.callback_release_delay = shelf->callback_release_delay;
     }
     auto owned = std::make_shared<OwnedEngine>();
     owned->engine = std::make_unique<FakeEngine>(demo_tokenizer(), config);
@@ -229,6 +231,20 @@ TEST_F(MultiModelTest, ALoadThatFailsOrCannotFitIsAnErrorNotACrash) {
     shelf_->failure.erase("broken");
   }
   EXPECT_EQ(complete("broken").status, 200);
+}
+
+TEST_F(MultiModelTest, TheLastRequestOutlivingTheServerDoesNotDestroyItsEngineOnTheEngineThread) {
+  // The engine keeps the finished request's callback (its job, and the job's reference to the server's context) until
+  // after the Server is gone. Were the context's last reference dropped there, the registry would unload the model on
+  // its own engine thread, which cannot join itself (std::terminate: "Resource deadlock avoided").
+  shelf_->callback_release_delay = std::chrono::milliseconds(300);
+  start(ModelLimits{.max_loaded = 0, .budget_bytes = 0, .wait_s = 1}, {{"a", 0}, {"b", 0}});
+  ASSERT_TRUE(server_->load("a").ok());
+  server_->mark_ready();
+  EXPECT_EQ(complete("a").status, 200);
+  server_->stop();
+  server_.reset();
+  EXPECT_EQ(shelf_->alive("a"), 0) << "unloaded by the server's stop, on its thread";
 }
 
 TEST(MetricFamilies, MergedUnderOneHeadEach) {
