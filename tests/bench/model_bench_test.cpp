@@ -12,7 +12,7 @@ namespace {
 constexpr uint64_t kQ4K = 144, kQ6K = 210;  // bytes per 256-element block
 
 TEST(ModelCost, CountsStoredBytesOfEveryMatmulAndOneEmbeddingRow) {
-  auto m = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q4_K_M.gguf"));
+  auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q4_K_M.gguf"));
   ASSERT_TRUE(m.ok()) << m.error().message;
   const ModelCost c = model_cost((*m)->file(), (*m)->config());
   // dim 256, q 256, kv 64, ffn 768, vocab 512. llama-quantize put blk.1's attn_v and ffn_down and the output in Q6_K.
@@ -25,7 +25,7 @@ TEST(ModelCost, CountsStoredBytesOfEveryMatmulAndOneEmbeddingRow) {
 }
 
 TEST(ModelCost, TiedEmbeddingsCountAsTheOutputProjection) {
-  auto m = model::Model::load(testing::shared_path("models/synth-llama-gqa.f16.gguf"));
+  auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.f16.gguf"));
   ASSERT_TRUE(m.ok());
   model::ModelConfig tied = (*m)->config();
   tied.tied_embeddings = true;
@@ -37,7 +37,7 @@ TEST(ModelCost, TiedEmbeddingsCountAsTheOutputProjection) {
 }
 
 TEST(ModelBench, RunsEachTestTheRequestedTimes) {
-  auto m = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
+  auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
   ASSERT_TRUE(m.ok());
   ThreadPool pool(2);
   ModelBenchOptions o;
@@ -60,7 +60,7 @@ TEST(ModelBench, RunsEachTestTheRequestedTimes) {
 }
 
 TEST(ModelBench, RefusesNonsense) {
-  auto m = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
+  auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
   ASSERT_TRUE(m.ok());
   ThreadPool pool(1);
   ModelBenchOptions o;
@@ -72,7 +72,7 @@ TEST(ModelBench, RefusesNonsense) {
 }
 
 TEST(BatchBench, EverySequenceGeneratesItsTokens) {
-  auto m = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q4_0.gguf"));
+  auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q4_0.gguf"));
   ASSERT_TRUE(m.ok());
   auto tok = tokenizer::Tokenizer::from_gguf((*m)->file());
   ASSERT_TRUE(tok.ok());
@@ -96,7 +96,7 @@ TEST(BatchBench, EverySequenceGeneratesItsTokens) {
 }
 
 TEST(BatchBench, RefusesSequencesLongerThanTheContext) {
-  auto m = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q4_0.gguf"));
+  auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q4_0.gguf"));
   ASSERT_TRUE(m.ok());
   auto tok = tokenizer::Tokenizer::from_gguf((*m)->file());
   BatchBenchOptions o;

@@ -58,8 +58,8 @@ class SharedQuantizedFiles : public ::testing::TestWithParam<SharedCase> {};
 
 TEST_P(SharedQuantizedFiles, SameTypesAsLlamaQuantize) {
   const SharedCase c = GetParam();
-  auto src = gguf::File::open(testing::shared_path(std::string("models/") + c.model + ".f16.gguf"));
-  auto ref = gguf::File::open(testing::shared_path(std::string("models/") + c.model + "." + c.scheme + ".gguf"));
+  auto src = gguf::File::open(kairo::testing::shared_path(std::string("models/") + c.model + ".f16.gguf"));
+  auto ref = gguf::File::open(kairo::testing::shared_path(std::string("models/") + c.model + "." + c.scheme + ".gguf"));
   ASSERT_TRUE(src.ok() && ref.ok());
   const std::string arch = *src->get_string("general.architecture");
   const ModelFacts facts{arch, static_cast<int>(*src->get_uint(arch + ".block_count")),

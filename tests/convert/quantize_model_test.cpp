@@ -42,8 +42,8 @@ class ReproducesLlamaQuantize : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ReproducesLlamaQuantize, ByteForByte) {
   const Case c = GetParam();
-  const std::string in = testing::shared_path(std::string("models/") + c.model + ".f16.gguf");
-  const std::string ref = testing::shared_path(std::string("models/") + c.model + "." + c.scheme + ".gguf");
+  const std::string in = kairo::testing::shared_path(std::string("models/") + c.model + ".f16.gguf");
+  const std::string ref = kairo::testing::shared_path(std::string("models/") + c.model + "." + c.scheme + ".gguf");
   const std::string out = temp_path(std::string(c.model) + "." + c.scheme + ".gguf");
   auto report = quantize(in, out, c.scheme);
   ASSERT_TRUE(report.ok()) << report.error().message;
@@ -68,7 +68,7 @@ INSTANTIATE_TEST_SUITE_P(Shared, ReproducesLlamaQuantize,
 class RoundTrip : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RoundTrip, WithinTheTypesError) {
-  const std::string in = testing::shared_path("models/synth-llama-gqa.f16.gguf");
+  const std::string in = kairo::testing::shared_path("models/synth-llama-gqa.f16.gguf");
   const std::string out = temp_path(std::string("rt.") + GetParam() + ".gguf");
   ThreadPool pool(2);
   QuantizeOptions o;
@@ -115,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Types, RoundTrip,
                                            "Q4_1"));
 
 TEST(QuantizeModel, SetsFileTypeLastAndKeepsEveryOtherKey) {
-  const std::string in = testing::shared_path("models/synth-llama-gqa.f16.gguf");
+  const std::string in = kairo::testing::shared_path("models/synth-llama-gqa.f16.gguf");
   const std::string out = temp_path("meta.gguf");
   ASSERT_TRUE(quantize(in, out, "Q5_K_M").ok());
   auto src = gguf::File::open(in);
@@ -135,7 +135,7 @@ TEST(QuantizeModel, SetsFileTypeLastAndKeepsEveryOtherKey) {
 }
 
 TEST(QuantizeModel, RefusesQuantizedInputUnlessAllowed) {
-  const std::string in = testing::shared_path("models/synth-llama-gqa.Q8_0.gguf");
+  const std::string in = kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf");
   const std::string out = temp_path("requant.gguf");
   auto r = quantize(in, out, "Q4_0");
   ASSERT_FALSE(r.ok());
@@ -151,7 +151,7 @@ TEST(QuantizeModel, RefusesQuantizedInputUnlessAllowed) {
 }
 
 TEST(QuantizeModel, ErrorsNameTheProblem) {
-  const std::string in = testing::shared_path("models/synth-llama-gqa.f16.gguf");
+  const std::string in = kairo::testing::shared_path("models/synth-llama-gqa.f16.gguf");
   auto same = quantize(in, in, "Q8_0");
   ASSERT_FALSE(same.ok());
   EXPECT_NE(same.error().message.find("is the input"), std::string::npos);

@@ -43,7 +43,7 @@ SynthOptions small_llama(const std::string& scheme, uint64_t seed = 7) {
   c.rope.freq_base = 10000.0f;
   o.scheme = *parse_quant_scheme(scheme);
   o.seed = seed;
-  o.tokenizer_path = testing::demo_model_path();
+  o.tokenizer_path = kairo::testing::demo_model_path();
   return o;
 }
 
@@ -133,7 +133,7 @@ TEST(Synth, TokenizerIsCopiedAndPaddedWithUnusedTokens) {
   const std::string path = temp_path("tok.gguf");
   ASSERT_TRUE(synth(small_llama("Q8_0"), path).ok());
   auto f = gguf::File::open(path);
-  auto src = gguf::File::open(testing::demo_model_path());
+  auto src = gguf::File::open(kairo::testing::demo_model_path());
   ASSERT_TRUE(f.ok() && src.ok());
   const auto& tokens = f->find("tokenizer.ggml.tokens")->items();
   ASSERT_EQ(tokens.size(), 600u);
@@ -220,7 +220,7 @@ TEST(Synth, BadShapesAndSourcesAreErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "--arch \"gpt2\" is not supported; use one of llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3, gpt-oss");
   o = small_llama("F16");
-  o.tokenizer_path = testing::shared_path("models/synth-llama-gqa.f16.gguf.missing");
+  o.tokenizer_path = kairo::testing::shared_path("models/synth-llama-gqa.f16.gguf.missing");
   r = synth(o, temp_path("bad.gguf"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("synth-llama-gqa.f16.gguf.missing"), std::string::npos);

@@ -96,8 +96,9 @@ class DeviceAidreams : public ::testing::TestWithParam<std::string> {};
 
 // The F32 model: every greedy token, and the logits within 1e-3 (the reference's F16 KV cache rounding).
 TEST_P(DeviceAidreams, GreedyTokensAndLogitsMatchLlamaCpp) {
-  const ReferenceRun out = run_reference(testing::demo_model_path(),
-                                testing::source_path("tests/data/reference/aidreams260K." + GetParam() + ".json"));
+  const ReferenceRun out =
+      run_reference(kairo::testing::demo_model_path(),
+                    kairo::testing::source_path("tests/data/reference/aidreams260K." + GetParam() + ".json"));
   const json& steps = out.ref["steps"];
   ASSERT_EQ(out.result.tokens.size(), steps.size());
   for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(out.result.tokens[i], steps[i]["token"].get<int32_t>()) << i;
@@ -121,8 +122,8 @@ class DeviceSynth : public ::testing::TestWithParam<SynthCase> {};
 // the greedy path follows the reference's.
 TEST_P(DeviceSynth, LogitsMatchLlamaCpp) {
   const SynthCase& sc = GetParam();
-  const ReferenceRun out = run_reference(testing::shared_path("models/" + sc.name + ".gguf"),
-                                testing::shared_path("reference/" + sc.name + ".i-dream.json"));
+  const ReferenceRun out = run_reference(kairo::testing::shared_path("models/" + sc.name + ".gguf"),
+                                         kairo::testing::shared_path("reference/" + sc.name + ".i-dream.json"));
   const json& steps = out.ref["steps"];
   ASSERT_FALSE(out.result.step_logits.empty());
   for (size_t i = 0; i < out.result.step_logits.size(); ++i) {
@@ -155,8 +156,8 @@ class DeviceLogprobs : public ::testing::TestWithParam<std::pair<std::string, st
 
 TEST_P(DeviceLogprobs, MatchLlamaCpp) {
   const auto& [name, prompt] = GetParam();
-  const json ref = load_json(testing::shared_path("reference/" + name + "." + prompt + ".json"));
-  auto model = model::Model::load(testing::shared_path("models/" + name + ".gguf"), device_under_test());
+  const json ref = load_json(kairo::testing::shared_path("reference/" + name + "." + prompt + ".json"));
+  auto model = model::Model::load(kairo::testing::shared_path("models/" + name + ".gguf"), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   engine::GenerateOptions opts;
   opts.max_tokens = 4;
@@ -252,7 +253,7 @@ std::vector<Collected> run_engine(model::Model& model, const tokenizer::Tokenize
 }
 
 TEST(DeviceEngine, BatchedAndChunkedOutputsEqualRunningEachAlone) {
-  auto model = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), device_under_test());
+  auto model = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
   ASSERT_TRUE(tok.ok()) << tok.error().message;
@@ -290,7 +291,7 @@ TEST(DeviceEngine, BatchedAndChunkedOutputsEqualRunningEachAlone) {
 // gemma3's sliding-window layers on their own block pool (blocks behind the window freed): the same tokens as
 // keeping every layer's whole context, batched and in 7-token prefill chunks, on the device.
 TEST(DeviceEngine, SlidingWindowGroupKeepsTheOutputsOfKeepingEverything) {
-  auto model = model::Model::load(testing::shared_path("models/synth-gemma3.Q8_0.gguf"), device_under_test());
+  auto model = model::Model::load(kairo::testing::shared_path("models/synth-gemma3.Q8_0.gguf"), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
   ASSERT_TRUE(tok.ok()) << tok.error().message;
@@ -329,7 +330,7 @@ TEST(DeviceEngine, SlidingWindowGroupKeepsTheOutputsOfKeepingEverything) {
 class DeviceBatchInvariance : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DeviceBatchInvariance, LogitsOfASequenceAreBitIdenticalAloneAndInABatch) {
-  auto model = model::Model::load(testing::shared_path(GetParam()), device_under_test());
+  auto model = model::Model::load(kairo::testing::shared_path(GetParam()), device_under_test());
   ASSERT_TRUE(model.ok()) << model.error().message;
   const model::ModelConfig& c = (*model)->config();
   ThreadPool pool(1);

@@ -17,7 +17,7 @@ namespace {
 
 TEST(DeviceFailure, RequestsInFlightEndWithTheErrorAndNewOnesAreRefused) {
   auto device = std::make_shared<testing::FakeGpuDevice>();
-  auto model = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), device);
+  auto model = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), device);
   ASSERT_TRUE(model.ok()) << model.error().message;
   auto tok = tokenizer::Tokenizer::from_gguf((*model)->file());
   ASSERT_TRUE(tok.ok());

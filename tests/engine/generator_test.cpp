@@ -27,7 +27,7 @@ std::vector<float> first_logits(model::Model& m, const std::vector<int32_t>& pro
 }
 
 TEST(Generator, SampledPromptsPrefillRelaxedUnlessExactIsAsked) {
-  auto m = model::Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
+  auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
   ASSERT_TRUE(m.ok()) << m.error().message;
   std::vector<int32_t> prompt{1};
   for (int i = 0; i < 47; ++i) prompt.push_back(3 + (i * 37) % 400);  // 48 tokens: the many-token path
@@ -52,7 +52,7 @@ TEST(Generator, SampledPromptsPrefillRelaxedUnlessExactIsAsked) {
 // A context limit bounds the KV kept (and so the memory): the prompt must fit under it, and generation stops when
 // prompt + output reach it, with the tokens of an unlimited run up to there.
 TEST(Generator, ContextLimitBoundsPromptAndOutput) {
-  auto m = model::Model::load(testing::source_path("models/aidreams260K.gguf"));
+  auto m = model::Model::load(kairo::testing::source_path("models/aidreams260K.gguf"));
   ASSERT_TRUE(m.ok()) << m.error().message;
   ThreadPool pool(2);
   std::vector<int32_t> prompt{1};

@@ -72,10 +72,10 @@ class LogprobReference : public ::testing::TestWithParam<Case> {};
 TEST_P(LogprobReference, LogprobsMatchLlamaCpp) {
   const Case& c = GetParam();
   const std::string name = "synth-" + c.arch + "." + c.type;
-  std::ifstream in(testing::shared_path("reference/" + name + "." + c.prompt + ".json"));
+  std::ifstream in(kairo::testing::shared_path("reference/" + name + "." + c.prompt + ".json"));
   ASSERT_TRUE(in.good());
   const json ref = json::parse(in);
-  auto model = model::Model::load(testing::shared_path("models/" + name + ".gguf"));
+  auto model = model::Model::load(kairo::testing::shared_path("models/" + name + ".gguf"));
   ASSERT_TRUE(model.ok()) << model.error().message;
   if (c.arch == "llama3") ASSERT_NE((*model)->weights().rope_freq_factors, nullptr) << "rope_freqs must be bound";
   const json& steps = ref["steps"];

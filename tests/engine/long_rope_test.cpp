@@ -42,7 +42,7 @@ struct Variant {
 
 // synth-phi3.f16 with the variant's tensors and keys (original context 4096, as the file has).
 std::vector<uint8_t> phi3_file(const Variant& v) {
-  auto src = gguf::File::open(testing::shared_path("models/synth-phi3.f16.gguf"));
+  auto src = gguf::File::open(kairo::testing::shared_path("models/synth-phi3.f16.gguf"));
   EXPECT_TRUE(src.ok());
   gguf::Writer w;
   for (const auto& [key, value] : src->metadata()) {

@@ -86,8 +86,9 @@ RunOutput run_reference(const std::string& model_path, const std::string& ref_pa
 class AidreamsReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AidreamsReference, GreedyTokensAndLogitsMatchLlamaCpp) {
-  const auto out = run_reference(testing::demo_model_path(),
-                                 testing::source_path("tests/data/reference/aidreams260K." + GetParam() + ".json"));
+  const auto out =
+      run_reference(kairo::testing::demo_model_path(),
+                    kairo::testing::source_path("tests/data/reference/aidreams260K." + GetParam() + ".json"));
   const json& steps = out.ref["steps"];
   ASSERT_EQ(out.result.tokens.size(), steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -112,8 +113,8 @@ class SynthReference : public ::testing::TestWithParam<SynthCase> {};
 
 TEST_P(SynthReference, FirstStepLogitsMatchLlamaCpp) {
   const SynthCase& sc = GetParam();
-  const auto out = run_reference(testing::shared_path("models/" + sc.name + ".gguf"),
-                                 testing::shared_path("reference/" + sc.name + ".i-dream.json"));
+  const auto out = run_reference(kairo::testing::shared_path("models/" + sc.name + ".gguf"),
+                                 kairo::testing::shared_path("reference/" + sc.name + ".i-dream.json"));
   const json& steps = out.ref["steps"];
   ASSERT_FALSE(out.result.step_logits.empty());
   for (size_t i = 0; i < out.result.step_logits.size(); ++i) {
@@ -152,8 +153,8 @@ INSTANTIATE_TEST_SUITE_P(
 // is one prefill with logits at every step's position, so each step's logits come from the relaxed matmuls.
 TEST_P(SynthReference, RelaxedPrefillOfTheReferenceRunMatchesLlamaCpp) {
   const SynthCase& sc = GetParam();
-  const json ref = load_json(testing::shared_path("reference/" + sc.name + ".i-dream.json"));
-  auto model = model::Model::load(testing::shared_path("models/" + sc.name + ".gguf"));
+  const json ref = load_json(kairo::testing::shared_path("reference/" + sc.name + ".i-dream.json"));
+  auto model = model::Model::load(kairo::testing::shared_path("models/" + sc.name + ".gguf"));
   ASSERT_TRUE(model.ok()) << model.error().message;
   const json& steps = ref["steps"];
   std::vector<int32_t> tokens = ref["prompt_tokens"].get<std::vector<int32_t>>();
@@ -203,8 +204,9 @@ class KvDtypeReference : public ::testing::TestWithParam<KvCase> {};
 
 // Other KV cache types stay close to llama.cpp's F16-KV reference (the second step attends over stored KV).
 TEST_P(KvDtypeReference, LogitsStayCloseToTheF16Reference) {
-  const auto out = run_reference(testing::shared_path("models/synth-qwen2.f16.gguf"),
-                                 testing::shared_path("reference/synth-qwen2.f16.i-dream.json"), GetParam().dtype);
+  const auto out =
+      run_reference(kairo::testing::shared_path("models/synth-qwen2.f16.gguf"),
+                    kairo::testing::shared_path("reference/synth-qwen2.f16.i-dream.json"), GetParam().dtype);
   ASSERT_GE(out.result.step_logits.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     const auto ref = out.ref["steps"][i]["logits"].get<std::vector<float>>();

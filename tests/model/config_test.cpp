@@ -9,7 +9,7 @@ namespace kairo::model {
 namespace {
 
 TEST(Config, Qwen3moeReadsItsExpertsAndQkNorm) {
-  auto f = gguf::File::open(testing::shared_path("models/synth-qwen3moe.Q8_0.gguf"));
+  auto f = gguf::File::open(kairo::testing::shared_path("models/synth-qwen3moe.Q8_0.gguf"));
   ASSERT_TRUE(f.ok()) << f.error().message;
   auto c = read_config(*f);
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -25,7 +25,7 @@ TEST(Config, Qwen3moeReadsItsExpertsAndQkNorm) {
 }
 
 TEST(Config, DenseFilesHaveNoExperts) {
-  auto f = gguf::File::open(testing::shared_path("models/synth-qwen3.Q8_0.gguf"));
+  auto f = gguf::File::open(kairo::testing::shared_path("models/synth-qwen3.Q8_0.gguf"));
   ASSERT_TRUE(f.ok()) << f.error().message;
   auto c = read_config(*f);
   ASSERT_TRUE(c.ok()) << c.error().message;

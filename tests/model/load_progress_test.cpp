@@ -12,7 +12,7 @@ namespace {
 
 TEST(LoadProgress, ReportsBytesOnTheDeviceUpToTheTotal) {
   std::vector<std::pair<uint64_t, uint64_t>> calls;
-  auto m = Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), kernels::make_cpu_device(),
+  auto m = Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"), kernels::make_cpu_device(),
                        [&](uint64_t done, uint64_t total) { calls.emplace_back(done, total); });
   ASSERT_TRUE(m.ok()) << m.error().message;
   ASSERT_FALSE(calls.empty());

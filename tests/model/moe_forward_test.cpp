@@ -45,7 +45,7 @@ std::vector<float> run(Model& m, KvStorage& kv, const Batch& b) {
 
 TEST(MoeForward, AStepReadsOnlyTheChosenExpertsEachOnce) {
   auto device = std::make_shared<RecordingDevice>();
-  auto m = Model::load(testing::shared_path("models/synth-qwen3moe.Q4_0.gguf"), device);
+  auto m = Model::load(kairo::testing::shared_path("models/synth-qwen3moe.Q4_0.gguf"), device);
   ASSERT_TRUE(m.ok()) << m.error().message;
   const ModelConfig& c = (*m)->config();
   ASSERT_TRUE(c.moe());
@@ -95,7 +95,7 @@ TEST(MoeForward, AStepReadsOnlyTheChosenExpertsEachOnce) {
 // Sequence A alone, then A together with B (different tokens, so other experts are active and A's rows are gathered
 // out of a larger step): A's logits are bit-identical.
 void expect_batch_invariant(std::shared_ptr<kernels::Device> device, const char* file) {
-  auto m = Model::load(testing::shared_path(file), std::move(device));
+  auto m = Model::load(kairo::testing::shared_path(file), std::move(device));
   ASSERT_TRUE(m.ok()) << m.error().message;
   const ModelConfig& c = (*m)->config();
   auto kv = KvStorage::create((*m)->shared_device(), c, 12, 16, DType::F16);

@@ -21,7 +21,7 @@ class ShortDevice : public testing::FakeGpuDevice {
 };
 
 TEST(StepBuffers, AFailedGrowthLeavesNothingALaterStepTrusts) {
-  auto m = Model::load(testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
+  auto m = Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
   ASSERT_TRUE(m.ok()) << m.error().message;
   const ModelConfig& c = (*m)->config();
   auto device = std::make_shared<ShortDevice>();

@@ -17,7 +17,7 @@ namespace {
 class TensorTableTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TensorTableTest, NamesExactlyTheFilesTensorsWithWellFormedEntries) {
-  auto f = gguf::File::open(testing::shared_path(std::string("models/") + GetParam()));
+  auto f = gguf::File::open(kairo::testing::shared_path(std::string("models/") + GetParam()));
   ASSERT_TRUE(f.ok()) << f.error().message;
   auto c = read_config(*f);
   ASSERT_TRUE(c.ok()) << c.error().message;

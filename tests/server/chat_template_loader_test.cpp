@@ -19,7 +19,7 @@ namespace {
 class ChatTemplateLoaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto file = gguf::File::open(testing::demo_model_path());
+    auto file = gguf::File::open(kairo::testing::demo_model_path());
     ASSERT_TRUE(file.ok()) << file.error().message;
     file_ = std::make_unique<gguf::File>(std::move(*file));
     auto tok = tokenizer::Tokenizer::from_gguf(*file_);

@@ -1,16 +1,12 @@
 // The OpenAI schema layer without HTTP: parsing corner cases and the exact JSON the renderers write.
 #include <gtest/gtest.h>
 
+#include "request_parsing.h"
 #include "server/openai/parse_request.h"
 #include "server/openai/render_response.h"
 
-namespace kairo::server {
+namespace kairo::server::parsing_test {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-const RequestLimits kLimits;
-const ParseContext kCtx{kLimits, 512};
 
 TEST(ParseTest, IntegralFloatsAreIntegers) {
   auto r = parse_completion_request(json{{"prompt", "x"}, {"max_tokens", 12.0}, {"n", 2.0}}, kCtx);
@@ -119,9 +115,9 @@ TEST(RenderTest, NonFiniteLogprobsAreWrittenAsMinus9999) {
 }
 
 }  // namespace
-}  // namespace kairo::server
+}  // namespace kairo::server::parsing_test
 
-namespace kairo::server {
+namespace kairo::server::parsing_test {
 namespace {
 
 TEST(ParseTest, KeyOrderOfToolsAndMessagesIsKept) {
@@ -138,4 +134,4 @@ TEST(ParseTest, KeyOrderOfToolsAndMessagesIsKept) {
 }
 
 }  // namespace
-}  // namespace kairo::server
+}  // namespace kairo::server::parsing_test

@@ -19,8 +19,10 @@ class BenchCommands : public ::testing::Test {
   static void SetUpTestSuite() {
     // Per process: ctest runs each test of this suite in its own process, possibly at the same time.
     model_ = ::testing::TempDir() + "/kairo_bench_tiny_" + std::to_string(::getpid()) + ".gguf";
-    const auto r = run_kairo("synth " + model_ + " --dim 128 --layers 2 --heads 4 --kv-heads 2 --ffn 256 --vocab 512"
-                             " --context 256 --type Q8_0 --tokenizer-from " + testing::demo_model_path());
+    const auto r = run_kairo("synth " + model_ +
+                             " --dim 128 --layers 2 --heads 4 --kv-heads 2 --ffn 256 --vocab 512"
+                             " --context 256 --type Q8_0 --tokenizer-from " +
+                             kairo::testing::demo_model_path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() { std::remove(model_.c_str()); }
@@ -148,7 +150,9 @@ TEST_F(BenchCommands, BatchSpeculatesWithTheOracleAndADraftModelAndReportsAccept
 TEST_F(BenchCommands, ADraftModelWithAnotherTokenizerIsRefused) {
   const std::string other = ::testing::TempDir() + "/kairo_bench_othertok_" + std::to_string(::getpid()) + ".gguf";
   ASSERT_EQ(run_kairo("synth " + other + " --dim 64 --layers 1 --heads 2 --ffn 64 --vocab 600 --tokenizer-from " +
-                      testing::demo_model_path()).exit_code, 0);
+                      kairo::testing::demo_model_path())
+                .exit_code,
+            0);
   const auto r = run_kairo("bench batch --model " + model_ + " --draft-model " + other + " --batch 1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("a draft model must share the model's tokenizer"), std::string::npos) << r.err;

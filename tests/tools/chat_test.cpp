@@ -31,11 +31,20 @@ const std::string& continuation_template() {
 
 // Greedy and one reply short: the demo model's replies are the same each run.
 std::vector<std::string> demo_chat_args() {
-  return {"chat", "--model", testing::demo_model_path(), "--chat-template-file", continuation_template(),
-          "--temperature", "0", "--max-tokens", "8", "--threads", "1"};
+  return {"chat",
+          "--model",
+          kairo::testing::demo_model_path(),
+          "--chat-template-file",
+          continuation_template(),
+          "--temperature",
+          "0",
+          "--max-tokens",
+          "8",
+          "--threads",
+          "1"};
 }
 std::string demo_chat_command(bool chatml = false) {
-  return "chat --model " + testing::demo_model_path() +
+  return "chat --model " + kairo::testing::demo_model_path() +
          (chatml ? std::string() : " --chat-template-file " + continuation_template()) +
          " --temperature 0 --max-tokens 8 --threads 1";
 }
@@ -173,8 +182,10 @@ TEST(KairoChat, ColoursOnlyWithoutNoColor) {
 const std::string& long_reply_model() {
   static const std::string path = [] {
     const std::string out = ::testing::TempDir() + "/chat_long_replies." + std::to_string(::getpid()) + ".gguf";
-    const auto r = run_kairo("synth --arch llama --dim 512 --layers 4 --heads 8 --ffn 1024 --vocab 512 --context 2048 "
-                             "--type F16 --tokenizer-from " + testing::demo_model_path() + " " + out);
+    const auto r = run_kairo(
+        "synth --arch llama --dim 512 --layers 4 --heads 8 --ffn 1024 --vocab 512 --context 2048 "
+        "--type F16 --tokenizer-from " +
+        kairo::testing::demo_model_path() + " " + out);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return out;
   }();

@@ -16,7 +16,7 @@ using nlohmann::json;
 using testing::run_kairo;
 
 TEST(DeviceFlag, AnUnknownDeviceIsRefusedWithTheChoices) {
-  const auto r = run_kairo("run --model " + testing::demo_model_path() + " --prompt hi --device gpu");
+  const auto r = run_kairo("run --model " + kairo::testing::demo_model_path() + " --prompt hi --device gpu");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--device 'gpu' is not a device: use cpu, vulkan[:N] or cuda[:N]"), std::string::npos)
       << r.err;
@@ -37,7 +37,7 @@ class VulkanCommands : public ::testing::Test {
 };
 
 TEST_F(VulkanCommands, RunGivesTheCpusGreedyContinuation) {
-  const std::string args = "run --model " + testing::demo_model_path() +
+  const std::string args = "run --model " + kairo::testing::demo_model_path() +
                            " --prompt 'I dream' --temperature 0 --max-tokens 60 --json --device ";
   const auto cpu = run_kairo(args + "cpu");
   const auto vk = run_kairo(args + "vulkan");
@@ -48,14 +48,14 @@ TEST_F(VulkanCommands, RunGivesTheCpusGreedyContinuation) {
 }
 
 TEST_F(VulkanCommands, AMissingDeviceIndexNamesTheDevicesFound) {
-  const auto r = run_kairo("run --model " + testing::demo_model_path() + " --prompt hi --device vulkan:7");
+  const auto r = run_kairo("run --model " + kairo::testing::demo_model_path() + " --prompt hi --device vulkan:7");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("there is no Vulkan device 7; found vulkan:0 ("), std::string::npos) << r.err;
 }
 
 TEST_F(VulkanCommands, BenchModelReportsDecodeAgainstTheDevicesReadBandwidth) {
   const auto r = run_kairo("bench model --device vulkan --model " +
-                           testing::shared_path("models/synth-llama-gqa.Q8_0.gguf") +
+                           kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf") +
                            " --pp 16 --tg 4 --reps 1 --roofline-buffer-mb 64 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -76,7 +76,7 @@ TEST_F(VulkanCommands, RooflineAndPlanMeasureTheDevice) {
   const auto roof = run_kairo("bench roofline --device vulkan --buffer-mb 64 --json");
   ASSERT_EQ(roof.exit_code, 0) << roof.err;
   EXPECT_GT(json::parse(roof.out)["read_gbs"].get<double>(), 0.0);
-  const auto plan = run_kairo("plan --device vulkan --model " + testing::demo_model_path() + " --json");
+  const auto plan = run_kairo("plan --device vulkan --model " + kairo::testing::demo_model_path() + " --json");
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   const json p = json::parse(plan.out);
   EXPECT_GT(p["device"]["memory_bytes"].get<uint64_t>(), 0u);

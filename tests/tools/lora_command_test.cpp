@@ -16,8 +16,10 @@ std::string temp_path(const std::string& name) { return ::testing::TempDir() + "
 
 TEST(LoraCommand, SynthThenMergeGivesAModelThatRuns) {
   const std::string base = temp_path("base.gguf"), ad = temp_path("ad.gguf"), out = temp_path("merged.gguf");
-  auto r = run_kairo("synth " + base + " --dim 128 --layers 2 --heads 4 --ffn 256 --vocab 512 --context 256 --type "
-                     "Q8_0 --tokenizer-from " + testing::demo_model_path());
+  auto r = run_kairo("synth " + base +
+                     " --dim 128 --layers 2 --heads 4 --ffn 256 --vocab 512 --context 256 --type "
+                     "Q8_0 --tokenizer-from " +
+                     kairo::testing::demo_model_path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   r = run_kairo("lora synth " + base + " " + ad + " --rank 32 --alpha 64 --targets q,k,v,o --type q8_0 --seed 2");
@@ -39,20 +41,23 @@ TEST(LoraCommand, SynthThenMergeGivesAModelThatRuns) {
 }
 
 TEST(LoraCommand, UserErrorsSayWhatToChange) {
-  auto r = run_kairo("lora synth " + testing::demo_model_path() + " " + temp_path("x.gguf") + " --rank 8 --targets "
+  auto r = run_kairo("lora synth " + kairo::testing::demo_model_path() + " " + temp_path("x.gguf") +
+                     " --rank 8 --targets "
                      "q,qq");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "error: --targets: unknown projection \"qq\"; use a comma-separated list of q, k, v, o, gate, up, "
                    "down\n");
-  r = run_kairo("lora synth " + testing::demo_model_path() + " " + temp_path("x.gguf") + " --rank 8 --type q4_0");
+  r = run_kairo("lora synth " + kairo::testing::demo_model_path() + " " + temp_path("x.gguf") +
+                " --rank 8 --type q4_0");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "error: --type Q4_0: adapter tensors are f32, f16, bf16 or q8_0\n");
-  r = run_kairo("lora merge " + testing::demo_model_path() + " " + testing::demo_model_path() + " " +
+  r = run_kairo("lora merge " + kairo::testing::demo_model_path() + " " + kairo::testing::demo_model_path() + " " +
                 temp_path("y.gguf"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "error: " + testing::demo_model_path() + ": general.type is missing: this is not a LoRA adapter "
-                   "file (convert one with llama.cpp's convert_lora_to_gguf.py, or make one with `kairo lora "
-                   "synth`)\n");
+  EXPECT_EQ(r.err, "error: " + kairo::testing::demo_model_path() +
+                       ": general.type is missing: this is not a LoRA adapter "
+                       "file (convert one with llama.cpp's convert_lora_to_gguf.py, or make one with `kairo lora "
+                       "synth`)\n");
   r = run_kairo("lora");
   EXPECT_NE(r.exit_code, 0);
 }

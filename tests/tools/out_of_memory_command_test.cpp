@@ -20,7 +20,7 @@ const std::string kCap = "ulimit -v 1048576; ";
 class OutOfMemoryCommands : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string tok = " --tokenizer-from " + testing::demo_model_path();
+    const std::string tok = " --tokenizer-from " + kairo::testing::demo_model_path();
     const std::string id = std::to_string(::getpid());
     // 19 MB of weights, but a 65,536-token prefill needs gigabytes of activations.
     wide_ = ::testing::TempDir() + "/kairo_oom_wide_" + id + ".gguf";

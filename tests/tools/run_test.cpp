@@ -17,11 +17,11 @@ using testing::run_kairo;
 class RunReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RunReference, JsonOutputReproducesLlamaCpp) {
-  std::ifstream in(testing::source_path("tests/data/reference/aidreams260K." + GetParam() + ".json"));
+  std::ifstream in(kairo::testing::source_path("tests/data/reference/aidreams260K." + GetParam() + ".json"));
   const json ref = json::parse(in);
-  const auto r = run_kairo("run --model " + testing::demo_model_path() + " --prompt '" +
-                           ref["prompt"].get<std::string>() + "' --temperature 0 --max-tokens " +
-                           std::to_string(ref["steps"].size()) + " --json --logits 3");
+  const auto r =
+      run_kairo("run --model " + kairo::testing::demo_model_path() + " --prompt '" + ref["prompt"].get<std::string>() +
+                "' --temperature 0 --max-tokens " + std::to_string(ref["steps"].size()) + " --json --logits 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   EXPECT_EQ(out["prompt_tokens"], ref["prompt_tokens"]);
@@ -43,7 +43,8 @@ TEST_P(RunReference, JsonOutputReproducesLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(Prompts, RunReference, ::testing::Values("i-dream", "the-machine"));
 
 TEST(RunCommand, StopsAtTheContextLengthWithAMessage) {
-  const auto r = run_kairo("run --model " + testing::demo_model_path() + " --prompt 'I dream' --temperature 0 "
+  const auto r = run_kairo("run --model " + kairo::testing::demo_model_path() +
+                           " --prompt 'I dream' --temperature 0 "
                            "--max-tokens 500 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
@@ -53,20 +54,22 @@ TEST(RunCommand, StopsAtTheContextLengthWithAMessage) {
 
 // --ctx-size bounds the KV cache kairo run allocates up front (a long-context model on a small machine).
 TEST(RunCommand, CtxSizeBoundsTheContext) {
-  const auto r = run_kairo("run --model " + testing::demo_model_path() + " --prompt 'I dream' --temperature 0 "
+  const auto r = run_kairo("run --model " + kairo::testing::demo_model_path() +
+                           " --prompt 'I dream' --temperature 0 "
                            "--max-tokens 500 --ctx-size 24 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   EXPECT_EQ(out["stop_reason"], "context_full");
   EXPECT_EQ(out["prompt_tokens"].size() + out["tokens"].size(), 24u);
-  const auto shorter = run_kairo("run --model " + testing::demo_model_path() + " --prompt 'I dream of a long night' "
+  const auto shorter = run_kairo("run --model " + kairo::testing::demo_model_path() +
+                                 " --prompt 'I dream of a long night' "
                                  "--ctx-size 3");
   EXPECT_EQ(shorter.exit_code, 1);
   EXPECT_NE(shorter.err.find("raise the limit (--ctx-size"), std::string::npos) << shorter.err;
 }
 
 TEST(RunCommand, SeededSamplingIsReproducible) {
-  const std::string args = "run --model " + testing::demo_model_path() +
+  const std::string args = "run --model " + kairo::testing::demo_model_path() +
                            " --prompt 'The machine' --temperature 0.9 --seed 42 --max-tokens 20 --json";
   const auto a = run_kairo(args);
   const auto b = run_kairo(args);
@@ -84,7 +87,7 @@ TEST(RunCommand, BadModelFileExitsOneWithTheError) {
 }
 
 TEST(InspectCommand, DescribesTheDemoModel) {
-  const auto r = run_kairo("inspect " + testing::demo_model_path());
+  const auto r = run_kairo("inspect " + kairo::testing::demo_model_path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("parameters: 263744"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("model: llama, 4 layers, dim 64, 4 heads (4 KV, head dim 16), ffn 172, vocab 512, context 128"),
@@ -94,7 +97,7 @@ TEST(InspectCommand, DescribesTheDemoModel) {
 }
 
 TEST(InspectCommand, TruncatedFileExitsOne) {
-  std::ifstream in(testing::demo_model_path(), std::ios::binary);
+  std::ifstream in(kairo::testing::demo_model_path(), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string path = ::testing::TempDir() + "/kairo_truncated.gguf";
   std::ofstream(path, std::ios::binary) << bytes.substr(0, 5000);
@@ -117,9 +120,10 @@ TEST(RunCommand, JsonSchemaAndGrammarConstrainTheOutput) {
                                 R"("n":{"type":"integer","minimum":1,"maximum":9}},"required":["name","n"]})";
   int complete = 0;
   for (int seed = 0; seed < 6; ++seed) {
-    const auto r = testing::run_kairo("run --model " + testing::demo_model_path() + " --prompt Hi --temperature 1 "
-                                      "--seed " + std::to_string(seed) + " --max-tokens 110 --json --json-schema " +
-                                      schema_path);
+    const auto r = testing::run_kairo("run --model " + kairo::testing::demo_model_path() +
+                                      " --prompt Hi --temperature 1 "
+                                      "--seed " +
+                                      std::to_string(seed) + " --max-tokens 110 --json --json-schema " + schema_path);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json out = json::parse(r.out);
     if (out["stop_reason"] != "grammar_complete") continue;
@@ -132,7 +136,7 @@ TEST(RunCommand, JsonSchemaAndGrammarConstrainTheOutput) {
 
   const std::string grammar_path = ::testing::TempDir() + "/run_grammar.gbnf";
   std::ofstream(grammar_path) << "root ::= (\"yes\" | \"no\") \"!\"\n";
-  const auto g = testing::run_kairo("run --model " + testing::demo_model_path() +
+  const auto g = testing::run_kairo("run --model " + kairo::testing::demo_model_path() +
                                     " --prompt Hi --temperature 1 --seed 1 --json --grammar " + grammar_path);
   ASSERT_EQ(g.exit_code, 0) << g.err;
   const json out = json::parse(g.out);
@@ -140,8 +144,8 @@ TEST(RunCommand, JsonSchemaAndGrammarConstrainTheOutput) {
   EXPECT_TRUE(out["text"] == "yes!" || out["text"] == "no!") << out["text"];
 
   std::ofstream(grammar_path) << "root ::= undefined_rule\n";
-  const auto bad = testing::run_kairo("run --model " + testing::demo_model_path() + " --prompt Hi --grammar " +
-                                      grammar_path);
+  const auto bad =
+      testing::run_kairo("run --model " + kairo::testing::demo_model_path() + " --prompt Hi --grammar " + grammar_path);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("undefined_rule"), std::string::npos) << bad.err;
 }

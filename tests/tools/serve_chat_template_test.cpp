@@ -6,13 +6,14 @@
 #include <fstream>
 
 #include "run_command.h"
+#include "test_paths.h"
 
 namespace kairo {
 namespace {
 
 using testing::run_kairo;
 
-const std::string kDemo = std::string(KAIRO_SOURCE_DIR) + "/models/aidreams260K.gguf";
+using kairo::testing::demo_model_path;
 
 std::string write_template(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/" + name;
@@ -22,23 +23,23 @@ std::string write_template(const std::string& name, const std::string& text) {
 
 TEST(ServeChatTemplate, ATemplateThatCannotRenderIsRefusedAtStartup) {
   const std::string broken = write_template("broken.jinja", "{% for m in messages %}{{ m.content }");
-  auto r = run_kairo("serve --port 0 --model " + kDemo + " --chat-template-file " + broken);
+  auto r = run_kairo("serve --port 0 --model " + demo_model_path() + " --chat-template-file " + broken);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("the chat template in " + broken + " cannot render a one-message chat"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("template line 1"), std::string::npos) << r.err;
 
   const std::string raising = write_template("raising.jinja", "{{ raise_exception('System role required') }}");
-  r = run_kairo("serve --port 0 --model " + kDemo + " --chat-template-file " + raising);
+  r = run_kairo("serve --port 0 --model " + demo_model_path() + " --chat-template-file " + raising);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("System role required"), std::string::npos) << r.err;
 
   const std::string empty = write_template("empty.jinja", "");
-  r = run_kairo("serve --port 0 --model " + kDemo + " --chat-template-file " + empty);
+  r = run_kairo("serve --port 0 --model " + demo_model_path() + " --chat-template-file " + empty);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("the file is empty"), std::string::npos) << r.err;
 
-  r = run_kairo("serve --port 0 --model " + kDemo + " --chat-template-file /nonexistent/t.jinja");
+  r = run_kairo("serve --port 0 --model " + demo_model_path() + " --chat-template-file /nonexistent/t.jinja");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("/nonexistent/t.jinja"), std::string::npos) << r.err;
 }

@@ -8,6 +8,7 @@
 
 #include "run_command.h"
 #include "serve_startup.h"
+#include "test_paths.h"
 
 namespace kairo {
 namespace {
@@ -17,7 +18,7 @@ using testing::run_kairo;
 using testing::start_and_stop_serve;
 
 const std::string kSynth = std::string(KAIRO_SHARED_DIR) + "/models/synth-llama-gqa.Q8_0.gguf";
-const std::string kDemo = std::string(KAIRO_SOURCE_DIR) + "/models/aidreams260K.gguf";
+using kairo::testing::demo_model_path;
 
 nlohmann::json plan_json(const std::string& args) {
   // --bandwidth-gbs / --tflops skip the roofline measurement; memory is still this machine's MemAvailable.
@@ -34,7 +35,7 @@ struct Case {
 
 TEST(ServeKvPlan, AutomaticBudgetCapacityIsWhatPlanPredicts) {
   const Case cases[] = {
-      {kDemo, 128, 8, 512, "f16"},  // the demo model's whole context
+      {demo_model_path(), 128, 8, 512, "f16"},  // the demo model's whole context
       {kSynth, 512, 4, 256, "q8_0"},
       {kSynth, 200, 3, 64, "bf16"},  // a partial last block
   };

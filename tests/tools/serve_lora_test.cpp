@@ -9,26 +9,28 @@
 
 #include "run_command.h"
 #include "serve_startup.h"
+#include "test_paths.h"
 
 namespace kairo {
 namespace {
 
 using testing::run_kairo;
 
-const std::string kDemo = std::string(KAIRO_SOURCE_DIR) + "/models/aidreams260K.gguf";
+using kairo::testing::demo_model_path;
 
 TEST(ServeLora, MoreAdaptersThanMaxLorasAreRefused) {
-  auto r = run_kairo("serve --port 0 --model " + kDemo + " --lora a=" + kDemo + " --lora b=" + kDemo +
-                     " --max-loras 1");
+  auto r = run_kairo("serve --port 0 --model " + demo_model_path() + " --lora a=" + demo_model_path() +
+                     " --lora b=" + demo_model_path() + " --max-loras 1");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("error: --lora gives 2 adapters but --max-loras is 1; raise --max-loras"), std::string::npos)
       << r.err;
 }
 
 TEST(ServeLora, AFileThatIsNoAdapterIsRefusedWithTheLoadersMessage) {
-  auto r = run_kairo("serve --port 0 --model " + kDemo + " --lora a=" + kDemo);
+  auto r = run_kairo("serve --port 0 --model " + demo_model_path() + " --lora a=" + demo_model_path());
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find(kDemo + ": general.type is missing: this is not a LoRA adapter file"), std::string::npos)
+  EXPECT_NE(r.err.find(demo_model_path() + ": general.type is missing: this is not a LoRA adapter file"),
+            std::string::npos)
       << r.err;
 }
 
@@ -38,11 +40,11 @@ TEST(ServeLora, AFileThatIsNoAdapterIsRefusedWithTheLoadersMessage) {
 TEST(ServeLora, AdapterMemoryComesOutOfTheKvBudget) {
   const std::string adapter =
       ::testing::TempDir() + "/kairo_serve_lora_memory_" + std::to_string(::getpid()) + ".gguf";
-  const auto synth = run_kairo("lora synth " + kDemo + " " + adapter + " --rank 8");
+  const auto synth = run_kairo("lora synth " + demo_model_path() + " " + adapter + " --rank 8");
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
   // 0.135 GiB (128 MiB of it the CPU's runtime overhead) binds long before 4096 sequences of the demo's 128 tokens.
   const std::string budget =
-      "--model " + kDemo + " --context 128 --concurrency 4096 --mem-gb 0.135 --usable-fraction 1";
+      "--model " + demo_model_path() + " --context 128 --concurrency 4096 --mem-gb 0.135 --usable-fraction 1";
   auto plan = [&](const std::string& extra) {
     const auto r = run_kairo("plan --device cpu --bandwidth-gbs 10 --tflops 1 --json " + budget + extra);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -80,7 +82,7 @@ TEST(ServeLora, AdapterMemoryComesOutOfTheKvBudget) {
   }
 
   const std::string serve_budget =
-      "--model " + kDemo + " --mem-budget-gb 0.135 --max-model-len 128 --max-num-seqs 4096";
+      "--model " + demo_model_path() + " --mem-budget-gb 0.135 --max-model-len 128 --max-num-seqs 4096";
   const auto served = testing::start_and_stop_serve(serve_budget + " --lora a=" + adapter +
                                                     " --allow-runtime-lora --max-loras 4 --max-lora-rank 8");
   ASSERT_TRUE(served.served()) << served.log;
@@ -98,7 +100,8 @@ TEST(ServeLora, AdapterMemoryComesOutOfTheKvBudget) {
 // A budget the runtime slots eat up is refused naming them and the flags that size them (without them it serves: the
 // test above).
 TEST(ServeLora, RuntimeSlotsThatLeaveNoRoomAreRefusedNamingTheFlags) {
-  auto r = run_kairo("serve --port 0 --model " + kDemo + " --mem-budget-gb 0.135 --allow-runtime-lora --max-loras 64 "
+  auto r = run_kairo("serve --port 0 --model " + demo_model_path() +
+                     " --mem-budget-gb 0.135 --allow-runtime-lora --max-loras 64 "
                      "--max-lora-rank 1024");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("LoRA adapters ("), std::string::npos) << r.err;

@@ -25,7 +25,7 @@ const std::string kSmall = " --dim 128 --layers 2 --heads 4 --kv-heads 2 --ffn 2
 
 TEST(SynthCommand, WritesADeterministicModelThatRuns) {
   const std::string a = temp_path("synth_a.gguf"), b = temp_path("synth_b.gguf");
-  const std::string tok = " --tokenizer-from " + testing::demo_model_path();
+  const std::string tok = " --tokenizer-from " + kairo::testing::demo_model_path();
   auto r = run_kairo("synth " + a + kSmall + tok + " --type Q8_0 --seed 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("wrote " + a + ": llama, Q8_0, 0.43 M parameters"), std::string::npos) << r.out;
@@ -65,16 +65,17 @@ TEST(SynthCommand, UserErrorsSayWhatToChange) {
 
 TEST(QuantizeCommand, ReproducesLlamaQuantizesQ4KM) {
   const std::string out = temp_path("q4km.gguf");
-  auto r = run_kairo("quantize " + testing::shared_path("models/synth-llama-gqa.f16.gguf") + " " + out + " Q4_K_M");
+  auto r =
+      run_kairo("quantize " + kairo::testing::shared_path("models/synth-llama-gqa.f16.gguf") + " " + out + " Q4_K_M");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Q4_K    13 tensors"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Q6_K     3 tensors"), std::string::npos) << r.out;
-  EXPECT_TRUE(read_all(out) == read_all(testing::shared_path("models/synth-llama-gqa.Q4_K_M.gguf")));
+  EXPECT_TRUE(read_all(out) == read_all(kairo::testing::shared_path("models/synth-llama-gqa.Q4_K_M.gguf")));
   std::remove(out.c_str());
 }
 
 TEST(QuantizeCommand, BadTypeAndMissingInput) {
-  auto r = run_kairo("quantize " + testing::shared_path("models/synth-llama-gqa.f16.gguf") + " " +
+  auto r = run_kairo("quantize " + kairo::testing::shared_path("models/synth-llama-gqa.f16.gguf") + " " +
                      temp_path("y.gguf") + " Q7_0");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("unknown type \"Q7_0\"; use one of F32, F16"), std::string::npos) << r.err;

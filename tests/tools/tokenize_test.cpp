@@ -14,7 +14,7 @@ using nlohmann::json;
 using testing::run_kairo;
 
 TEST(TokenizeCommand, PrintsTheTokensAsJson) {
-  const std::string model = testing::demo_model_path();
+  const std::string model = kairo::testing::demo_model_path();
   auto r = run_kairo("tokenize --model " + model + " --text 'I dream'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "{\"tokens\":[1,303,281,269,435,447]}\n");
@@ -29,14 +29,14 @@ TEST(TokenizeCommand, PrintsTheTokensAsJson) {
 TEST(TokenizeCommand, ReadsTheTextFromAFile) {
   const std::string path = ::testing::TempDir() + "/kairo_tokenize_input.txt";
   std::ofstream(path, std::ios::binary) << "I dream\n";
-  const auto r = run_kairo("tokenize --model " + testing::demo_model_path() + " --file " + path);
+  const auto r = run_kairo("tokenize --model " + kairo::testing::demo_model_path() + " --file " + path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "{\"tokens\":[1,303,281,269,435,447,13]}\n");  // <0x0A> = 3 + 10
   std::remove(path.c_str());
 }
 
 TEST(TokenizeCommand, ErrorsExitOneWithTheMessage) {
-  const std::string model = testing::demo_model_path();
+  const std::string model = kairo::testing::demo_model_path();
   auto r = run_kairo("tokenize --model " + model);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "error: give the text with exactly one of --text or --file\n");
@@ -51,7 +51,7 @@ TEST(TokenizeCommand, ErrorsExitOneWithTheMessage) {
 }
 
 TEST(DetokenizeCommand, PrintsTheText) {
-  const std::string model = testing::demo_model_path();
+  const std::string model = kairo::testing::demo_model_path();
   auto r = run_kairo("detokenize --model " + model + " --tokens 303,281,269,435,447");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "I dream\n");
@@ -60,7 +60,7 @@ TEST(DetokenizeCommand, PrintsTheText) {
 }
 
 TEST(DetokenizeCommand, BadIdsExitOneWithTheMessage) {
-  const std::string model = testing::demo_model_path();
+  const std::string model = kairo::testing::demo_model_path();
   auto r = run_kairo("detokenize --model " + model + " --tokens 1,x");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "error: --tokens: \"x\" is not a token id (expected comma-separated integers like 1,2,3)\n");

@@ -2,15 +2,11 @@
 // messages (named after their call), thinking dropped; images and other blocks refused with the block's path.
 #include <gtest/gtest.h>
 
+#include "../request_parsing.h"
 #include "server/anthropic/parse_messages.h"
 
-namespace kairo::server {
+namespace kairo::server::parsing_test {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-const RequestLimits kLimits;
-const ParseContext kCtx{kLimits, 512};
 
 json text(const char* t) { return {{"type", "text"}, {"text", t}}; }
 
@@ -112,4 +108,4 @@ TEST(ParseContentBlocksTest, BadConversationsGetErrorsNamingTheBlock) {
 }
 
 }  // namespace
-}  // namespace kairo::server
+}  // namespace kairo::server::parsing_test

@@ -1,16 +1,13 @@
 // Anthropic Messages requests without HTTP: the top-level fields (sampling, stop_sequences, thinking, tools,
 // tool_choice, prefill) and the exact errors for what is missing, wrong or refused.
-#include <gtest/gtest.h>
-
 #include "server/anthropic/parse_messages.h"
 
-namespace kairo::server {
+#include <gtest/gtest.h>
+
+#include "../request_parsing.h"
+
+namespace kairo::server::parsing_test {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-const RequestLimits kLimits;
-const ParseContext kCtx{kLimits, 512};
 
 json hello() { return json::array({{{"role", "user"}, {"content", "Hello"}}}); }
 
@@ -168,4 +165,4 @@ TEST(ParseMessagesTest, UnsupportedFeaturesAreRefusedByName) {
 }
 
 }  // namespace
-}  // namespace kairo::server
+}  // namespace kairo::server::parsing_test

@@ -2,15 +2,11 @@
 // assistant turn before them, function_call_output items as tool messages, reasoning items dropped, and the errors.
 #include <gtest/gtest.h>
 
+#include "../request_parsing.h"
 #include "server/openai/parse_request.h"
 
-namespace kairo::server {
+namespace kairo::server::parsing_test {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-const RequestLimits kLimits;
-const ParseContext kCtx{kLimits, 512};
 
 TEST(ParseResponseInputTest, AReplayedConversationWithACallAndItsOutput) {
   const json input = json::array(
@@ -85,4 +81,4 @@ TEST(ParseResponseInputTest, BadInputGetsErrorsNamingTheItem) {
 }
 
 }  // namespace
-}  // namespace kairo::server
+}  // namespace kairo::server::parsing_test

@@ -2,15 +2,11 @@
 // Response object echoes, and the refusals of everything that needs stored state.
 #include <gtest/gtest.h>
 
+#include "../request_parsing.h"
 #include "server/openai/parse_request.h"
 
-namespace kairo::server {
+namespace kairo::server::parsing_test {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-const RequestLimits kLimits;
-const ParseContext kCtx{kLimits, 512};
 
 ApiError error_of(json body) {
   if (!body.contains("input")) body["input"] = "hi";
@@ -107,4 +103,4 @@ TEST(ParseResponsesTest, BadFieldsNameTheResponsesField) {
 }
 
 }  // namespace
-}  // namespace kairo::server
+}  // namespace kairo::server::parsing_test
