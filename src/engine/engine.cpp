@@ -372,10 +372,12 @@ void Engine::step() {
   }
   scheduler_.complete(plan);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (proposer_ && std::all_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& c) {
-        return c.needs_sample && c.n_new == 1 + c.n_draft && c.seq->n_generated() > 0;
-      })) {
-    speculation_gate_.observe_step(plan.n_tokens, seconds);  // a decode-only step: what T(n) the gate weighs
+  if (proposer_) {
+    // Decode-only steps give the T(n) the gate weighs; the others (prompt chunks) what it estimates a larger one from.
+    const bool decode_only = std::all_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& c) {
+      return c.needs_sample && c.n_new == 1 + c.n_draft && c.seq->n_generated() > 0;
+    });
+    speculation_gate_.observe_step(plan.n_tokens, seconds, decode_only);
   }
   const double gbps = static_cast<double>(model_.weights().n_bytes) / std::max(seconds, 1e-9) / 1e9;
   weight_gbps_ = weight_gbps_ == 0 ? gbps : 0.9 * weight_gbps_ + 0.1 * gbps;

@@ -40,6 +40,31 @@ TEST(SpeculationGate, ADeclineIsReexaminedEveryKExploreEverySteps) {
   EXPECT_EQ(n_yes, 10);
 }
 
+TEST(SpeculationGate, AnUnmeasuredVerifyingStepIsEstimatedFromALargerPromptStep) {
+  // This EPYC, tinyllama Q4_0, 2 threads: 16 sequences decode in 43 ms, a 512-token prompt step takes 1.1 s.
+  SpeculationGate gate;
+  gate.observe_step(16, 0.043);
+  gate.observe_step(512, 1.1, /*decode_only=*/false);
+  EXPECT_DOUBLE_EQ(gate.step_seconds(512), 0.0) << "a prompt step is no decode-only measurement";
+  // T(80) on the line from (16, 43 ms) to (512, 1.1 s): 179 ms. At the first guess of acceptance (0.5),
+  // (16 + 32) / 179 ms < 16 / 43 ms: declined without trying it.
+  EXPECT_NEAR(gate.estimated_seconds(80), 0.043 + 64.0 / 496.0 * (1.1 - 0.043), 1e-12);
+  EXPECT_FALSE(gate.worth_it(16, 64));
+  // Proposals that are all right pay even on the estimate: (16 + 64) / 179 ms > 16 / 43 ms.
+  for (int i = 0; i < 50; ++i) gate.observe_verification(4, 4);
+  EXPECT_TRUE(gate.worth_it(16, 64));
+  // One sequence (memory-bound): T(5) estimated from T(1) and a 128-token prompt step pays at a guess's acceptance.
+  SpeculationGate single;
+  single.observe_step(1, 0.016);
+  single.observe_step(128, 0.280, /*decode_only=*/false);
+  EXPECT_TRUE(single.worth_it(1, 4));
+  // Nothing measured above the verifying size: it is tried once and measured.
+  SpeculationGate no_prompt_step;
+  no_prompt_step.observe_step(16, 0.043);
+  EXPECT_DOUBLE_EQ(no_prompt_step.estimated_seconds(80), 0.0);
+  EXPECT_TRUE(no_prompt_step.worth_it(16, 64));
+}
+
 TEST(SpeculationGate, StepTimesAreMovingAveragesPerPowerOfTwoBucket) {
   SpeculationGate gate;
   gate.observe_step(16, 0.050);
