@@ -30,6 +30,7 @@ void DraftModelProposer::propose_all(std::span<const ProposalSlot> slots) {
   std::vector<Row> rows;
   for (const ProposalSlot& s : slots) {
     s.out->clear();
+    if (s.q) s.q->clear();
     if (s.k <= 0 || s.tokens.empty()) continue;
     std::vector<int32_t>& seen = seen_[s.request];
     const size_t common = static_cast<size_t>(
@@ -46,7 +47,7 @@ void DraftModelProposer::propose_all(std::span<const ProposalSlot> slots) {
     if (catching_up) to = from + kMaxCatchUp;
     if (!kv_.allocate_slots(s.request, s.tokens, to - from)) continue;  // the draft pool is full: no guesses
     seen.insert(seen.end(), s.tokens.begin() + from, s.tokens.begin() + to);
-    rows.push_back({s.request, s.tokens, from, to, catching_up ? nullptr : s.out});
+    rows.push_back({s.request, s.tokens, from, to, catching_up ? nullptr : s.out, &s});
   }
   if (rows.empty()) return;
   run(rows);
@@ -64,7 +65,7 @@ void DraftModelProposer::propose_all(std::span<const ProposalSlot> slots) {
         continue;
       }
       const int at = static_cast<int>(seen.size()) - 1;
-      next.push_back({s.request, seen, at, at + 1, s.out});
+      next.push_back({s.request, seen, at, at + 1, s.out, &s});
     }
     if (next.empty()) return;
     run(next);
@@ -78,7 +79,7 @@ void DraftModelProposer::run(const std::vector<Row>& rows) {
   for (const Row& r : rows) max_blocks = std::max(max_blocks, kv_.block_table(r.request).size());
   batch_.max_blocks_per_seq = static_cast<int>(max_blocks);
   batch_.block_tables.assign(rows.size() * max_blocks, kv::kNullBlock.value);
-  std::vector<std::vector<int32_t>*> outs;
+  std::vector<const Row*> outs;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const auto& table = kv_.block_table(r.request);
@@ -91,14 +92,23 @@ void DraftModelProposer::run(const std::vector<Row>& rows) {
     }
     if (r.out) {
       batch_.logits_rows.push_back(static_cast<int32_t>(batch_.token_ids.size() - 1));
-      outs.push_back(r.out);
+      outs.push_back(&r);
     }
   }
   draft_.forward(batch_, storage_, buffers_, logits_, pool_);
   const size_t n_vocab = static_cast<size_t>(draft_.config().n_vocab);
   for (size_t i = 0; i < outs.size(); ++i) {
     const float* row = logits_.data() + i * n_vocab;
-    outs[i]->push_back(static_cast<int32_t>(std::max_element(row, row + n_vocab) - row));  // ties: the lowest id
+    const ProposalSlot& s = *outs[i]->slot;
+    if (s.filters && s.rng && s.q) {
+      sampling::SparseDistribution q = s.filters->distribution(row, static_cast<int32_t>(n_vocab));
+      const int32_t guess = q.draw(sampling::uniform01(*s.rng));
+      if (guess < 0) continue;  // nothing left to draw from: no more guesses for this request
+      outs[i]->out->push_back(guess);
+      s.q->push_back(std::move(q));
+    } else {
+      outs[i]->out->push_back(static_cast<int32_t>(std::max_element(row, row + n_vocab) - row));  // ties: lowest id
+    }
   }
 }
 

@@ -5,8 +5,10 @@
 // It keeps its own paged KV (its own block pool, no prefix cache). Before each proposal it reconciles a request's
 // draft KV with the request's tokens: the longest common prefix stays, the rest (rejected guesses) is rolled back,
 // and the tokens the draft has not seen (the prompt on the first call, then the accepted guesses' successor) are
-// computed in the first batched step. Greedy drafts make the proposal deterministic (q one-hot), so the engine's
-// sample-then-compare verification is the exact rejection rule.
+// computed in the first batched step. A greedy request's guesses are the draft's argmax (q one-hot: the engine's
+// sample-then-compare verification is the exact rejection rule for it); a sampled request's are drawn from the
+// draft's distribution through the request's filters (ProposalSlot::filters), verified by the general min(1, p/q)
+// rule, which accepts more of them when the target is sampled.
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -43,8 +45,9 @@ class DraftModelProposer final : public Proposer {
     std::span<const int32_t> tokens;  // covers [from, to)
     int from, to;
     std::vector<int32_t>* out;        // null: the row only computes KV (catching up)
+    const ProposalSlot* slot;         // how to choose the guess (sampled or argmax)
   };
-  // One batched draft step over the rows (their KV slots allocated), appending each out's argmax token.
+  // One batched draft step over the rows (their KV slots allocated), appending each out's guess.
   void run(const std::vector<Row>& rows);
 
   model::Model& draft_;

@@ -191,6 +191,14 @@ std::unique_ptr<Sequence> Engine::make_sequence(RequestId id, Request request, O
   seq->on_output = std::move(cb);
   seq->arrival = Clock::now();
   seq->spec_k = config_.speculative.num_tokens;
+  if (config_.speculative.method == SpeculativeMethod::DraftModel && !seq->exact_numerics) {
+    // A sampled request's draft guesses are drawn (DraftModelProposer), with a stream of their own seeded from the
+    // request's seed. Not under exact numerics: there the guesses stay the draft's argmax, verified by sampling and
+    // comparing, so speculation (which the gate turns on and off by measured time) never changes a seeded output.
+    seq->draft_filters = std::make_unique<sampling::SamplerChain>(
+        sampling::SamplerChain::draft_filters(to_sampling_config(seq->request.sampling)));
+    seq->spec_rng.seed(seq->sampler.seed() ^ 0x9e3779b97f4a7c15ull);
+  }
   return seq;
 }
 
@@ -411,6 +419,12 @@ void Engine::post_process(Sequence& seq, const float* logits) {
 }
 
 int32_t Engine::choose_token(Sequence& seq, const float* logits) {
+  const float* sample_from = sampling_logits(seq, logits);
+  if (!sample_from) return -1;
+  return commit_token(seq, seq.sampler.sample(sample_from, model_.config().n_vocab));
+}
+
+const float* Engine::sampling_logits(Sequence& seq, const float* logits) {
   const int n_vocab = model_.config().n_vocab;
   if (seq.request.grammar && !seq.grammar) {
     seq.grammar = std::make_unique<GrammarConstraint>(seq.request.grammar, grammar_maskers_.get(seq.request.grammar),
@@ -423,10 +437,13 @@ int32_t Engine::choose_token(Sequence& seq, const float* logits) {
       RequestOutput out;
       if (!seq.grammar->can_end()) out.error = "the output grammar allows no token of this model's vocabulary here";
       finish(seq, seq.grammar->can_end() ? FinishReason::Stop : FinishReason::Abort, out);
-      return -1;
+      return nullptr;
     }
   }
-  const int32_t token = seq.sampler.sample(sample_from, n_vocab);
+  return sample_from;
+}
+
+int32_t Engine::commit_token(Sequence& seq, int32_t token) {
   seq.sampler.accept(token);
   if (seq.grammar && !seq.grammar->accept(token)) {  // cannot happen: the token was allowed by the mask
     RequestOutput out;

@@ -107,13 +107,20 @@ class Engine final : public EngineClient {
   // Samples the next token (grammar mask, the sampler chain) and advances the sampler and grammar with it; -1 when
   // the request ended instead (its grammar allows nothing here).
   int32_t choose_token(Sequence& seq, const float* logits);
+  // choose_token's two halves around the draw: the logits to sample from (the grammar's mask applied; null when the
+  // request ended instead), and advancing the sampler and grammar with the chosen token (-1 when that ended it).
+  const float* sampling_logits(Sequence& seq, const float* logits);
+  int32_t commit_token(Sequence& seq, int32_t token);
   // Appends the chosen token, streams it, and ends the request on a stop condition.
   void emit_token(Sequence& seq, int32_t token, const float* logits);
   // Speculative decoding: this step's guesses for the running requests that decode (Sequence::draft).
   void propose_drafts();
   // A chunk that verified proposed tokens: samples from its rows in order while the sampled token is the proposed
-  // one (so what is sampled is exactly what plain decoding samples), then gives back the rejected guesses' KV.
+  // one (so what is sampled is exactly what plain decoding samples), or, for guesses drawn from a draft model's
+  // distribution, accepts each by the min(1, p/q) rule; then gives back the rejected guesses' KV.
   void verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t first_row);
+  // The token at a row of a sampled request's drawn guess: the guess if the rule accepts it, else its replacement.
+  int32_t verify_drawn_guess(Sequence& seq, const float* logits, size_t i, bool& accepted);
   // Embedding requests (engine_embedding.cpp): the step's hidden states of an embedding chunk, from row `first_row`
   // of the runner's; returns how many rows it took. The chunk that completes the prompt finishes the request with
   // its vector.

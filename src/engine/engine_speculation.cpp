@@ -17,6 +17,7 @@ void Engine::propose_drafts() {
   std::vector<ProposalSlot> slots;
   for (auto& [id, seq] : seqs_) {
     seq->draft.clear();
+    seq->draft_q.clear();
     if (seq->status != SeqStatus::Running || seq->n_uncomputed() != 1 || seq->n_generated() == 0) continue;
     ++n_decode;
     if (!speculate || !seq->request.speculative) continue;
@@ -24,7 +25,14 @@ void Engine::propose_drafts() {
     const int room = std::min(seq->request.stop.max_tokens - seq->n_generated() - 1,
                               config_.max_model_len - static_cast<int>(seq->tokens.size()));
     const int k = std::min(seq->spec_k, room);
-    if (k > 0) slots.push_back({id, seq->tokens, seq->n_prompt, k, &seq->draft});
+    if (k <= 0) continue;
+    ProposalSlot slot{id, seq->tokens, seq->n_prompt, k, &seq->draft};
+    if (seq->draft_filters) {
+      slot.filters = seq->draft_filters.get();
+      slot.rng = &seq->spec_rng;
+      slot.q = &seq->draft_q;
+    }
+    slots.push_back(slot);
   }
   if (slots.empty()) return;
   // Decided before proposing, on the most that could be proposed: a declined step must not pay for a draft model's
@@ -54,6 +62,7 @@ void Engine::propose_drafts() {
     }
     for (const ProposalSlot& s : slots) {
       s.out->clear();
+      if (s.q) s.q->clear();
       proposer_->release(s.request);
     }
     return;
@@ -64,6 +73,14 @@ void Engine::propose_drafts() {
     // A guess outside the vocabulary (a faulty proposer) ends the guesses: the model cannot embed it.
     const auto bad = std::find_if(s.out->begin(), s.out->end(), [n_vocab](int32_t t) { return t < 0 || t >= n_vocab; });
     s.out->erase(bad, s.out->end());
+    // Drawn guesses carry their distributions, one each; without them the guesses count as deterministic.
+    if (s.q && s.q->size() != s.out->size()) {
+      if (s.q->size() > s.out->size()) {
+        s.q->resize(s.out->size());
+      } else {
+        s.q->clear();
+      }
+    }
   }
 }
 
@@ -74,11 +91,18 @@ void Engine::verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t fir
   if (spec_accepted_per_pos_.size() < static_cast<size_t>(chunk.n_draft))
     spec_accepted_per_pos_.resize(static_cast<size_t>(chunk.n_draft), 0);
   int n_accepted = 0;
+  const bool drawn = !seq.draft_q.empty();  // guesses drawn from a draft's distribution, one q each
   for (int i = 0; i <= chunk.n_draft; ++i) {
     const float* logits = runner_.logits_row(first_row + static_cast<size_t>(i));
-    const int32_t token = choose_token(seq, logits);
+    bool matched = false;
+    int32_t token = -1;
+    if (drawn && i < chunk.n_draft) {
+      token = verify_drawn_guess(seq, logits, static_cast<size_t>(i), matched);
+    } else {
+      token = choose_token(seq, logits);
+      matched = i < chunk.n_draft && token == seq.draft[static_cast<size_t>(i)];
+    }
     if (token < 0) break;  // the request ended (its grammar)
-    const bool matched = i < chunk.n_draft && token == seq.draft[static_cast<size_t>(i)];
     if (matched) {
       ++n_accepted;
       ++spec_accepted_;
@@ -92,7 +116,22 @@ void Engine::verify_draft(Sequence& seq, const ScheduledChunk& chunk, size_t fir
   seq.spec_k = n_accepted == chunk.n_draft ? std::min(seq.spec_k + 1, config_.speculative.num_tokens)
                                            : n_accepted + 1;
   seq.draft.clear();
+  seq.draft_q.clear();
   if (seq.status != SeqStatus::Finished) scheduler_.reject_draft(seq, chunk.n_draft - n_accepted);
+}
+
+int32_t Engine::verify_drawn_guess(Sequence& seq, const float* logits, size_t i, bool& accepted) {
+  const float* sample_from = sampling_logits(seq, logits);
+  if (!sample_from) return -1;
+  // p: what the request's chain would draw from here (its penalties see the tokens accepted before this row).
+  const sampling::SparseDistribution p = seq.sampler.distribution(sample_from, model_.config().n_vocab);
+  const double u_accept = sampling::uniform01(seq.spec_rng);
+  const double u_resample = sampling::uniform01(seq.spec_rng);
+  const sampling::GuessVerdict v = sampling::verify_guess(p, seq.draft_q[i], seq.draft[i], u_accept, u_resample);
+  accepted = v.accepted;
+  // An empty p cannot happen (a softmax leaves some mass); were it to, the plain draw decides.
+  if (v.token < 0) return commit_token(seq, seq.sampler.sample(sample_from, model_.config().n_vocab));
+  return commit_token(seq, v.token);
 }
 
 }  // namespace kairo::engine

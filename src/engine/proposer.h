@@ -3,8 +3,11 @@
 // guess against the target model in the same forward step as the rest of the batch and keeps only the prefix the
 // target itself samples, so a proposer decides speed, never output.
 #include <cstdint>
+#include <random>
 #include <span>
 #include <vector>
+
+#include "sampling/sampler_chain.h"
 
 namespace kairo::engine {
 
@@ -15,6 +18,13 @@ struct ProposalSlot {
   int n_prompt = 0;
   int k = 0;                          // tokens wanted at most
   std::vector<int32_t>* out = nullptr;
+  // A sampled request's guesses, for a proposer that can draw them (a draft model): drawn with `rng` from the
+  // proposer's distribution through `filters`, each guess's distribution appended to `q` (the engine verifies them by
+  // the min(1, p/q) rule, sampling/speculative_rule.h). Null: guesses are deterministic (the engine then samples the
+  // target and compares, the same rule for a q of probability 1).
+  sampling::SamplerChain* filters = nullptr;
+  std::mt19937_64* rng = nullptr;
+  std::vector<sampling::SparseDistribution>* q = nullptr;
 };
 
 class Proposer {

@@ -3,6 +3,7 @@
 // detokenizer and stop matcher. Owned by the engine thread only.
 #include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,12 @@ struct Sequence {
   // tokens this request proposes at most next time (SpeculativeConfig::num_tokens, adapted to its acceptance).
   std::vector<int32_t> draft;
   int spec_k = 0;
+  // A sampled request's guesses drawn from a draft model's distribution: the filters they are drawn through (null: a
+  // greedy request, or speculation off), the random stream that draws and verifies them, and each guess's
+  // distribution (empty when the guesses are deterministic: n-gram, or a greedy request).
+  std::unique_ptr<sampling::SamplerChain> draft_filters;
+  std::mt19937_64 spec_rng;
+  std::vector<sampling::SparseDistribution> draft_q;
 
   // An embedding request (Request::embedding): the sum of its prompt tokens' final hidden states in position order
   // (mean pooling) or the one state it pools, and how many positions that covers, so the positions a preempted

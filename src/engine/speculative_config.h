@@ -23,7 +23,8 @@ struct SpeculativeConfig {
   int max_batch = 0;
   std::shared_ptr<Proposer> custom;  // SpeculativeMethod::Custom (tests, the bench's oracle)
   // SpeculativeMethod::DraftModel: a smaller model with the target's vocabulary (checked by the caller, which loads
-  // it) proposes its greedy continuation. Its KV pool holds draft_kv_blocks blocks of the engine's block size (0:
+  // it) proposes its continuation: its argmax for a greedy request (or under exact numerics), drawn from its
+  // distribution for a sampled one. Its KV pool holds draft_kv_blocks blocks of the engine's block size (0:
   // as many as the target's pool).
   model::Model* draft_model = nullptr;
   int64_t draft_kv_blocks = 0;

@@ -18,6 +18,8 @@ class Sampler {
   virtual void apply(Candidates& cands) = 0;
   virtual void accept(int32_t token) {}
   virtual void reset() {}
+  // A final selector (dist, greedy): it picks the token rather than transforming the candidates.
+  virtual bool selects() const { return false; }
 };
 
 // Adds bias to the listed tokens' logits (OpenAI logit_bias). -inf bans a token; ids outside the candidates are

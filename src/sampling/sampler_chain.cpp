@@ -1,8 +1,10 @@
 #include "sampling/sampler_chain.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <random>
+#include <string_view>
 
 #include "core/format.h"
 
@@ -54,6 +56,48 @@ SamplerChain SamplerChain::from_config(const SamplingConfig& c) {
   if (c.temperature != 1.0f) chain.add(make_temperature(c.temperature));
   chain.add(make_dist(chain.seed_));
   return chain;
+}
+
+SamplerChain SamplerChain::draft_filters(const SamplingConfig& c) {
+  SamplingConfig f = c;
+  f.penalty_last_n = 0;
+  f.seed = 0;  // the selector it would make is dropped: no seed to draw
+  SamplerChain chain = from_config(f);
+  if (chain.size() > 0 && chain.samplers_.back()->selects()) chain.samplers_.pop_back();
+  return chain;
+}
+
+SparseDistribution SamplerChain::distribution(const float* logits, int32_t n_vocab) {
+  cands_.reset_from_logits(logits, n_vocab);
+  SparseDistribution out;
+  for (auto& s : samplers_) {
+    if (s->selects()) {
+      if (std::string_view(s->name()) == "greedy") {
+        const int32_t i = cands_.argmax_index();
+        if (i >= 0) {
+          out.ids = {cands_.data[static_cast<size_t>(i)].id};
+          out.p = {1.0f};
+        }
+        return out;
+      }
+      break;
+    }
+    s->apply(cands_);
+  }
+  cands_.softmax();
+  std::vector<std::pair<int32_t, float>> kept;
+  kept.reserve(cands_.data.size());
+  for (const TokenData& t : cands_.data) {
+    if (t.p > 0.0f) kept.emplace_back(t.id, t.p);
+  }
+  if (!std::is_sorted(kept.begin(), kept.end())) std::sort(kept.begin(), kept.end());  // by id (ids are unique)
+  out.ids.reserve(kept.size());
+  out.p.reserve(kept.size());
+  for (const auto& [id, p] : kept) {
+    out.ids.push_back(id);
+    out.p.push_back(p);
+  }
+  return out;
 }
 
 void SamplerChain::apply(Candidates& cands) {

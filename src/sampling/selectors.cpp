@@ -11,6 +11,7 @@ class Dist final : public Sampler {
  public:
   explicit Dist(uint64_t seed) : seed_(seed), rng_(seed) {}
   const char* name() const override { return "dist"; }
+  bool selects() const override { return true; }
   void reset() override { rng_.seed(seed_); }
 
   void apply(Candidates& cands) override {
@@ -44,6 +45,7 @@ class Dist final : public Sampler {
 class Greedy final : public Sampler {
  public:
   const char* name() const override { return "greedy"; }
+  bool selects() const override { return true; }
   void apply(Candidates& cands) override { cands.selected = cands.argmax_index(); }
 };
 

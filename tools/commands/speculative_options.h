@@ -22,12 +22,15 @@ struct SpeculativeArgs {
 inline void add_speculative_options(CLI::App* cmd, SpeculativeArgs& a, const std::string& extra_methods = "") {
   cmd->add_option("--speculative", a.method,
                   "Speculative decoding: none, ngram (prompt lookup: propose what followed the last n tokens "
-                  "earlier in the prompt or output) or draft (--draft-model)" + extra_methods + "; outputs are "
-                  "unchanged")
+                  "earlier in the prompt or output) or draft (--draft-model)" +
+                      extra_methods +
+                      "; outputs are "
+                      "unchanged (token for token at temperature 0 and with --exact-numerics, in distribution for "
+                      "sampled requests)")
       ->capture_default_str();
   cmd->add_option("--draft-model", a.draft_model,
-                  "A smaller GGUF model with the same tokenizer that proposes its greedy continuation (implies "
-                  "--speculative draft)");
+                  "A smaller GGUF model with the same tokenizer that proposes its continuation: greedy for greedy "
+                  "requests, drawn from its distribution for sampled ones (implies --speculative draft)");
   cmd->add_option("--num-speculative-tokens", a.config.num_tokens, "Most tokens proposed per request and step")
       ->capture_default_str();
   cmd->add_option("--ngram-min", a.config.ngram.min_n, "Shortest suffix the n-gram proposer matches")
