@@ -252,7 +252,7 @@ TEST(SpeculativeSampling, ACloseDraftsDrawnGuessesAreAcceptedFarMoreOftenThanIts
   // its distribution (relaxed numerics, the default for sampled requests) against its argmax (exact numerics, where
   // guesses stay deterministic). The same 20,000 requests gave 19,407 of 20,000 drawn guesses accepted against
   // 7,444 of 20,000 argmax guesses before guesses were drawn.
-  constexpr int kN = 2000;
+  constexpr int kN = kSamples / 10;  // 400 under the sanitizers: the two rates are far apart either way
   EngineStats drawn, argmax;
   sample(draft_speculation(q4_draft()), 1, kN, short_prompt(), &drawn);
   sample(draft_speculation(q4_draft()), 1, kN, short_prompt(), &argmax, /*exact=*/true);
