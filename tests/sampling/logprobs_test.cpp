@@ -5,10 +5,10 @@
 #include <cmath>
 #include <limits>
 
+#include "sampling_test_util.h"
+
 namespace kairo::sampling {
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 TEST(Logprobs, LogSoftmaxRecoversLogProbabilities) {
   // Logits shifted by a constant: log-softmax must undo the shift.

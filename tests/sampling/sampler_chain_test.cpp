@@ -1,4 +1,6 @@
 // The chain built from a config: composition, seeded reproducibility, greedy determinism, bad logits.
+#include "sampling/sampler_chain.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,12 +8,11 @@
 #include <random>
 #include <string>
 
-#include "sampling/sampler_chain.h"
+#include "sampling_test_util.h"
 
 namespace kairo::sampling {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 
 std::vector<std::string> names(const SamplerChain& chain) {

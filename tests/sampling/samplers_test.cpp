@@ -14,7 +14,6 @@ using testing::from_probs;
 using Probs = std::map<int32_t, float>;
 
 const std::vector<float> kProbs = {0.1f, 0.2f, 0.3f, 0.4f};
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 void expect_probs(const Probs& got, const Probs& want) {
   ASSERT_EQ(got.size(), want.size());

@@ -1,11 +1,18 @@
 #pragma once
 // Builds 4-token (or n-token) candidate sets from probabilities, llama.cpp test-sampling style.
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
 #include "sampling/candidates.h"
 #include "sampling/sampler.h"
+
+namespace kairo::sampling {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+
+}  // namespace kairo::sampling
 
 namespace kairo::sampling::testing {
 
