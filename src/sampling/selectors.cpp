@@ -1,6 +1,7 @@
 // Final samplers: pick one candidate.
 #include <random>
 
+#include "sampling/inverse_cdf.h"
 #include "sampling/sampler.h"
 
 namespace kairo::sampling {
@@ -18,23 +19,9 @@ class Dist final : public Sampler {
     cands.selected = -1;
     if (cands.data.empty()) return;
     cands.softmax();
-    // 53 random bits -> a double in [0, 1); identical on every standard library, unlike uniform_real_distribution.
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-    double total = 0.0;
-    for (const auto& t : cands.data) total += t.p;
-    const double target = u * total;
-    double cum = 0.0;
-    int32_t last_positive = -1;
-    for (size_t i = 0; i < cands.data.size(); ++i) {
-      if (cands.data[i].p <= 0.0f) continue;
-      cum += cands.data[i].p;
-      last_positive = static_cast<int32_t>(i);
-      if (target < cum) {
-        cands.selected = last_positive;
-        return;
-      }
-    }
-    cands.selected = last_positive;  // rounding left target == total
+    const double u = uniform01(rng_);
+    cands.selected = static_cast<int32_t>(inverse_cdf(
+        cands.data.size(), [&](size_t i) { return static_cast<double>(cands.data[i].p); }, u));
   }
 
  private:

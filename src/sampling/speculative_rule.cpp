@@ -9,30 +9,9 @@ float SparseDistribution::probability(int32_t id) const {
   return it != ids.end() && *it == id ? p[static_cast<size_t>(it - ids.begin())] : 0.0f;
 }
 
-namespace {
-
-// The index where u in [0, 1) falls in the cumulative weights (u scaled by their total: rounding may leave the
-// weights summing to slightly more or less than 1). -1 when every weight is 0.
-template <typename Weights>
-int64_t draw_index(const Weights& w, double u) {
-  double total = 0.0;
-  for (const auto x : w) total += x;
-  const double target = u * total;
-  double cum = 0.0;
-  int64_t last_positive = -1;
-  for (size_t i = 0; i < w.size(); ++i) {
-    if (w[i] <= 0) continue;
-    cum += w[i];
-    last_positive = static_cast<int64_t>(i);
-    if (target < cum) return last_positive;
-  }
-  return last_positive;  // rounding left target == total
-}
-
-}  // namespace
-
 int32_t SparseDistribution::draw(double u) const {
-  const int64_t i = draw_index(p, u);
+  const int64_t i = inverse_cdf(
+      p.size(), [&](size_t k) { return static_cast<double>(p[k]); }, u);
   return i < 0 ? -1 : ids[static_cast<size_t>(i)];
 }
 
@@ -46,7 +25,8 @@ GuessVerdict verify_guess(const SparseDistribution& p, const SparseDistribution&
   for (size_t i = 0; i < p.ids.size(); ++i) {
     residual[i] = std::max(0.0, static_cast<double>(p.p[i]) - q.probability(p.ids[i]));
   }
-  const int64_t i = draw_index(residual, u_resample);
+  const int64_t i = inverse_cdf(
+      residual.size(), [&](size_t k) { return residual[k]; }, u_resample);
   // No residual mass: p <= q everywhere, so p equals q up to rounding and a rejection was rounding's; draw from p.
   if (i < 0) return {false, p.draw(u_resample)};
   return {false, p.ids[static_cast<size_t>(i)]};

@@ -5,8 +5,9 @@
 // norm(max(0, p - q)). Whatever q is, the token that comes out is distributed exactly as p: a q closer to p is only
 // accepted more often.
 #include <cstdint>
-#include <random>
 #include <vector>
+
+#include "sampling/inverse_cdf.h"  // uniform01
 
 namespace kairo::sampling {
 
@@ -28,8 +29,5 @@ struct GuessVerdict {
 // The rule above for a guess drawn from q; u_accept and u_resample are independent uniforms in [0, 1).
 GuessVerdict verify_guess(const SparseDistribution& p, const SparseDistribution& q, int32_t guess, double u_accept,
                           double u_resample);
-
-// 53 random bits -> a double in [0, 1): the same on every standard library, unlike std::uniform_real_distribution.
-inline double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 }  // namespace kairo::sampling

@@ -253,5 +253,17 @@ TEST(SamplerChain, LargeVocabularyQueue) {
   EXPECT_EQ(cands.data.back().id, n - expected);
 }
 
+TEST(SamplerChain, DraftFiltersKeepBiasFiltersAndTemperatureButNotPenaltiesOrASelector) {
+  SamplingConfig c;
+  c.logit_bias = {{0, 1.0f}};
+  c.repetition_penalty = 1.3f;
+  c.top_k = 5;
+  c.top_p = 0.9f;
+  c.min_p = 0.05f;
+  c.temperature = 0.8f;
+  const SamplerChain f = SamplerChain::draft_filters(c);
+  EXPECT_EQ(names(f), (std::vector<std::string>{"logit-bias", "top-k", "top-p", "min-p", "temperature"}));
+}
+
 }  // namespace
 }  // namespace kairo::sampling

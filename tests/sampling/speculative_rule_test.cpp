@@ -125,19 +125,5 @@ TEST(SamplerChainDistribution, IsWhatSampleDrawsFrom) {
   EXPECT_EQ(g.p, std::vector<float>{1.0f});
 }
 
-TEST(SamplerChainDistribution, DraftFiltersKeepBiasFiltersAndTemperatureButNotPenaltiesOrASelector) {
-  SamplingConfig c;
-  c.logit_bias = {{0, 1.0f}};
-  c.repetition_penalty = 1.3f;
-  c.top_k = 5;
-  c.top_p = 0.9f;
-  c.min_p = 0.05f;
-  c.temperature = 0.8f;
-  const SamplerChain f = SamplerChain::draft_filters(c);
-  std::vector<std::string> names;
-  for (size_t i = 0; i < f.size(); ++i) names.emplace_back(f.at(i).name());
-  EXPECT_EQ(names, (std::vector<std::string>{"logit-bias", "top-k", "top-p", "min-p", "temperature"}));
-}
-
 }  // namespace
 }  // namespace kairo::sampling
