@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "convert/convert_test_util.h"
 #include "gguf/gguf_file.h"
 #include "tensor/dequant.h"
 #include "test_paths.h"
@@ -15,14 +16,8 @@
 namespace kairo::convert {
 namespace {
 
-std::vector<char> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string temp_path(const std::string& name) {  // per process: ctest runs two test processes at once
-  return ::testing::TempDir() + "/kairo_quantize_" + std::to_string(::getpid()) + "_" + name;
-}
+using testing::read_all;
+using testing::temp_path;
 
 Result<QuantizeReport> quantize(const std::string& in, const std::string& out, const std::string& scheme,
                                 bool requantize = false) {

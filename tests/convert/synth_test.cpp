@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "convert/convert_test_util.h"
 #include "convert/quantize_model.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
@@ -18,14 +19,8 @@
 namespace kairo::convert {
 namespace {
 
-std::vector<char> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string temp_path(const std::string& name) {  // per process: ctest runs two test processes at once
-  return ::testing::TempDir() + "/kairo_synth_" + std::to_string(::getpid()) + "_" + name;
-}
+using testing::read_all;
+using testing::temp_path;
 
 // A small llama: 2 layers, dim 256 (so K-quants apply), GQA 8/2, vocab 600 (> the 512-token demo tokenizer).
 SynthOptions small_llama(const std::string& scheme, uint64_t seed = 7) {

@@ -114,18 +114,18 @@ EngineRun run_with_draft(model::Model* draft, const std::vector<Request>& reqs, 
 
 // 32 requests with prompts of 1 to ~400 tokens, and their plain greedy outputs (batched; batch composition does not
 // change a temperature-0 output).
-const std::vector<Request>& requests32() {
+const std::vector<Request>& draft_requests32() {
   static const std::vector<Request> reqs = testing::mixed_requests(32, 12, 77);
   return reqs;
 }
-const std::vector<std::vector<int32_t>>& reference32() {
-  static const std::vector<std::vector<int32_t>> out = run_with_draft(nullptr, requests32()).tokens;
+const std::vector<std::vector<int32_t>>& draft_reference32() {
+  static const std::vector<std::vector<int32_t>> out = run_with_draft(nullptr, draft_requests32()).tokens;
   return out;
 }
 
 TEST(DraftModelProposer, ADraftThatIsTheModelHasEveryGuessAccepted) {
-  const EngineRun spec = run_with_draft(target().model.get(), requests32());
-  EXPECT_EQ(spec.tokens, reference32());
+  const EngineRun spec = run_with_draft(target().model.get(), draft_requests32());
+  EXPECT_EQ(spec.tokens, draft_reference32());
   EXPECT_GT(spec.stats.spec_num_draft_tokens, 32 * 6);
   EXPECT_EQ(spec.stats.spec_num_accepted_tokens, spec.stats.spec_num_draft_tokens);
   EXPECT_EQ(spec.stats.kv_usage, 0.0);
@@ -133,8 +133,8 @@ TEST(DraftModelProposer, ADraftThatIsTheModelHasEveryGuessAccepted) {
 }
 
 TEST(DraftModelProposer, AnotherModelsGuessesKeepOutputsUnderPreemption) {
-  const EngineRun spec = run_with_draft(other_draft().model.get(), requests32(), /*n_kv_blocks=*/40);
-  EXPECT_EQ(spec.tokens, reference32());
+  const EngineRun spec = run_with_draft(other_draft().model.get(), draft_requests32(), /*n_kv_blocks=*/40);
+  EXPECT_EQ(spec.tokens, draft_reference32());
   EXPECT_GT(spec.stats.n_preemptions, 0);
   EXPECT_GT(spec.stats.spec_num_draft_tokens, spec.stats.spec_num_accepted_tokens);
   EXPECT_EQ(spec.stats.kv_usage, 0.0);
@@ -149,15 +149,15 @@ void expect_some_accepted_some_rejected_and_all_freed(const EngineStats& s) {
 }
 
 TEST(DraftModelProposer, BatchedOutputsEqualPlainDecodingAt32Requests) {
-  const EngineRun spec = run_with_draft(q4_draft().model.get(), requests32());
-  EXPECT_EQ(spec.tokens, reference32());
+  const EngineRun spec = run_with_draft(q4_draft().model.get(), draft_requests32());
+  EXPECT_EQ(spec.tokens, draft_reference32());
   expect_some_accepted_some_rejected_and_all_freed(spec.stats);
 }
 
 TEST(DraftModelProposer, PreemptedOutputsEqualPlainDecodingAt32Requests) {
   // 40 blocks: 640 token slots (in each pool) for 32 requests of up to ~410 tokens.
-  const EngineRun spec = run_with_draft(q4_draft().model.get(), requests32(), /*n_kv_blocks=*/40);
-  EXPECT_EQ(spec.tokens, reference32());
+  const EngineRun spec = run_with_draft(q4_draft().model.get(), draft_requests32(), /*n_kv_blocks=*/40);
+  EXPECT_EQ(spec.tokens, draft_reference32());
   EXPECT_GT(spec.stats.n_preemptions, 0);
   expect_some_accepted_some_rejected_and_all_freed(spec.stats);
 }
@@ -169,8 +169,9 @@ TEST(DraftModelProposer, AloneOutputsEqualPlainDecodingAt32Requests) {
   cfg.speculative.adaptive = false;
   auto engine = Engine::create(*target().model, *target().tokenizer, cfg);
   ASSERT_TRUE(engine.ok()) << engine.error().message;
-  for (size_t i = 0; i < requests32().size(); ++i) {
-    EXPECT_EQ(testing::run_requests(**engine, {requests32()[i]})[0].tokens, reference32()[i]) << "request " << i;
+  for (size_t i = 0; i < draft_requests32().size(); ++i) {
+    EXPECT_EQ(testing::run_requests(**engine, {draft_requests32()[i]})[0].tokens, draft_reference32()[i])
+        << "request " << i;
     EXPECT_EQ((*engine)->stats().draft_kv_usage, 0.0) << "request " << i;
   }
   expect_some_accepted_some_rejected_and_all_freed((*engine)->stats());

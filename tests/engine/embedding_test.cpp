@@ -20,7 +20,7 @@ testing::LoadedModel& loaded() {
   return m;
 }
 
-struct Result {
+struct Embedded {
   std::vector<float> embedding;
   std::vector<int32_t> tokens;
   FinishReason reason = FinishReason::None;
@@ -28,8 +28,8 @@ struct Result {
 };
 
 // Submits every request to `engine` at once and waits for all of them.
-std::vector<Result> run(Engine& engine, const std::vector<Request>& reqs) {
-  std::vector<Result> out(reqs.size());
+std::vector<Embedded> run_embeddings(Engine& engine, const std::vector<Request>& reqs) {
+  std::vector<Embedded> out(reqs.size());
   std::mutex mutex;
   std::condition_variable cv;
   size_t done = 0;
@@ -51,11 +51,12 @@ std::vector<Result> run(Engine& engine, const std::vector<Request>& reqs) {
   return out;
 }
 
-std::vector<Result> run(const EngineConfig& cfg, const std::vector<Request>& reqs, EngineStats* stats = nullptr) {
+std::vector<Embedded> run_embeddings(const EngineConfig& cfg, const std::vector<Request>& reqs,
+                                     EngineStats* stats = nullptr) {
   auto engine = Engine::create(*loaded().model, *loaded().tokenizer, cfg);
   EXPECT_TRUE(engine.ok()) << engine.error().message;
-  if (!engine.ok()) return std::vector<Result>(reqs.size());
-  std::vector<Result> out = run(**engine, reqs);
+  if (!engine.ok()) return std::vector<Embedded>(reqs.size());
+  std::vector<Embedded> out = run_embeddings(**engine, reqs);
   if (stats) *stats = (*engine)->stats();
   return out;
 }
@@ -73,8 +74,8 @@ const EmbeddingPooling kPoolings[] = {EmbeddingPooling::Mean, EmbeddingPooling::
 
 TEST(Embedding, OneUnitVectorOfTheModelsWidthAndNoTokens) {
   for (EmbeddingPooling p : kPoolings) {
-    const auto out = run(EngineConfig{}, embedding_requests(p));
-    for (const Result& r : out) {
+    const auto out = run_embeddings(EngineConfig{}, embedding_requests(p));
+    for (const Embedded& r : out) {
       EXPECT_EQ(r.reason, FinishReason::Stop);
       EXPECT_TRUE(r.tokens.empty());
       EXPECT_EQ(r.n_generated, 0);
@@ -89,9 +90,9 @@ TEST(Embedding, OneUnitVectorOfTheModelsWidthAndNoTokens) {
 TEST(Embedding, UnnormalisedMeanIsTheMeanAndDiffersFromLast) {
   auto reqs = embedding_requests(EmbeddingPooling::Mean, 4);
   for (Request& r : reqs) r.normalize_embedding = false;
-  const auto mean = run(EngineConfig{}, reqs);
-  const auto last = run(EngineConfig{}, embedding_requests(EmbeddingPooling::Last, 4));
-  const auto cls = run(EngineConfig{}, embedding_requests(EmbeddingPooling::Cls, 4));
+  const auto mean = run_embeddings(EngineConfig{}, reqs);
+  const auto last = run_embeddings(EngineConfig{}, embedding_requests(EmbeddingPooling::Last, 4));
+  const auto cls = run_embeddings(EngineConfig{}, embedding_requests(EmbeddingPooling::Cls, 4));
   // The first request's prompt is one token: every pooling is that token's state (up to normalisation).
   double norm2 = 0;
   for (float v : mean[0].embedding) norm2 += static_cast<double>(v) * v;
@@ -107,16 +108,16 @@ TEST(Embedding, UnnormalisedMeanIsTheMeanAndDiffersFromLast) {
 TEST(Embedding, SameBitsAloneChunkedBatchedAndPreempted) {
   for (EmbeddingPooling p : kPoolings) {
     const std::vector<Request> reqs = embedding_requests(p, 12);
-    std::vector<Result> alone;  // one engine, one request at a time
+    std::vector<Embedded> alone;  // one engine, one request at a time
     {
       auto engine = Engine::create(*loaded().model, *loaded().tokenizer, EngineConfig{});
       ASSERT_TRUE(engine.ok()) << engine.error().message;
-      for (const Request& r : reqs) alone.push_back(run(**engine, {r})[0]);
+      for (const Request& r : reqs) alone.push_back(run_embeddings(**engine, {r})[0]);
     }
 
     EngineConfig chunked;
     chunked.scheduler.max_num_batched_tokens = 7;
-    const auto small_steps = run(chunked, reqs);
+    const auto small_steps = run_embeddings(chunked, reqs);
 
     // Embeddings beside generating requests, in a pool too small for all: some are preempted and computed again.
     std::vector<Request> mixed = mixed_requests(12, 8, 5);
@@ -125,7 +126,7 @@ TEST(Embedding, SameBitsAloneChunkedBatchedAndPreempted) {
     tight.n_kv_blocks = 40;
     tight.scheduler.max_num_batched_tokens = 64;
     EngineStats stats;
-    const auto together = run(tight, mixed, &stats);
+    const auto together = run_embeddings(tight, mixed, &stats);
     EXPECT_GT(stats.n_preemptions, 0);
     EXPECT_EQ(stats.n_kv_blocks_used, 0) << "every block comes back";
 

@@ -18,14 +18,14 @@ namespace {
 
 using testing::mixed_requests;
 
-struct Fixture {
+struct EngineFixture {
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
 };
 
-Fixture& synth_model() {
-  static Fixture f = [] {
-    Fixture out;
+EngineFixture& synth_model() {
+  static EngineFixture f = [] {
+    EngineFixture out;
     auto m = model::Model::load(kairo::testing::shared_path("models/synth-llama-gqa.Q8_0.gguf"));
     EXPECT_TRUE(m.ok()) << m.error().message;
     out.model = std::move(m).value();
@@ -91,7 +91,7 @@ class Client {
 };
 
 std::unique_ptr<Engine> make_engine(EngineConfig cfg) {
-  Fixture& f = synth_model();
+  EngineFixture& f = synth_model();
   auto e = Engine::create(*f.model, *f.tokenizer, cfg);
   EXPECT_TRUE(e.ok()) << e.error().message;
   return std::move(e).value();
@@ -127,7 +127,7 @@ void expect_same_tokens(const std::vector<Collected>& got, const std::vector<Col
 }
 
 TEST(Engine, AloneMatchesTheSingleSequenceGenerator) {
-  Fixture& f = synth_model();
+  EngineFixture& f = synth_model();
   ThreadPool pool(2);
   for (size_t i : {0u, 7u, 11u}) {
     GenerateOptions opts;
@@ -398,7 +398,7 @@ TEST(Engine, MaxModelLenLimitsRequestsAndTheDefaultPool) {
 }
 
 TEST(Engine, RefusesAPoolSmallerThanOneSequenceAndALengthBeyondTheModel) {
-  Fixture& f = synth_model();
+  EngineFixture& f = synth_model();
   EngineConfig cfg;
   cfg.max_model_len = 100;
   cfg.n_kv_blocks = 6;  // 96 tokens

@@ -35,6 +35,12 @@ inline LoadedModel load_shared_model(const std::string& file) {
   return out;
 }
 
+// The demo model (aidreams260K), loaded once per process.
+inline LoadedModel& demo_model() {
+  static LoadedModel m = load_shared_model("aidreams260K.gguf");
+  return m;
+}
+
 // n greedy requests (end-of-sequence ignored) with prompts of 1 to ~400 tokens: BOS, then random ids in 3..502. With
 // repeat_phrase, every odd request's prompt repeats its first 8 tokens, so n-gram proposers find matches.
 inline std::vector<Request> mixed_requests(int n, int max_tokens, uint32_t seed = 1234, bool repeat_phrase = false) {

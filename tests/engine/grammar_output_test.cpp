@@ -21,15 +21,15 @@ namespace {
 
 using ordered = nlohmann::ordered_json;
 
-struct Fixture {
+struct GrammarFixture {
   testing::LoadedModel loaded;
   std::unique_ptr<Engine> engine;
   tokenizer::Tokenizer* tokenizer = nullptr;
 };
 
-Fixture& fixture() {
-  static Fixture f = [] {
-    Fixture out;
+GrammarFixture& grammar_fixture() {
+  static GrammarFixture f = [] {
+    GrammarFixture out;
     out.loaded = testing::load_shared_model("synth-llama-gqa.Q8_0.gguf");
     out.tokenizer = out.loaded.tokenizer.get();
     EngineConfig cfg;
@@ -51,11 +51,13 @@ std::shared_ptr<grammar::StackArena> compile(const std::string& gbnf) {
 
 using Output = testing::Finished;
 
-std::vector<Output> run(const std::vector<Request>& reqs) { return testing::run_requests(*fixture().engine, reqs); }
+std::vector<Output> run_grammar(const std::vector<Request>& reqs) {
+  return testing::run_requests(*grammar_fixture().engine, reqs);
+}
 
 Request sampled(std::shared_ptr<grammar::StackArena> g, uint64_t seed, int max_tokens = 300) {
   Request r;
-  r.prompt_tokens = fixture().tokenizer->encode("Once upon a time", true, false);
+  r.prompt_tokens = grammar_fixture().tokenizer->encode("Once upon a time", true, false);
   r.sampling.temperature = 1.0f;
   r.sampling.seed = seed;
   r.stop.max_tokens = max_tokens;
@@ -74,7 +76,7 @@ TEST(GrammarOutput, EveryConformanceSchemaValidatesIndependently) {
     auto arena = compile(*gbnf);
     for (uint64_t seed = 0; seed < 10; ++seed) reqs.push_back(sampled(arena, seed));
   }
-  const std::vector<Output> outs = run(reqs);
+  const std::vector<Output> outs = run_grammar(reqs);
   ordered samples = ordered::array();
   int n_stopped = 0;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -99,7 +101,7 @@ TEST(GrammarOutput, ChoicesAndRegexesHold) {
   std::vector<Request> reqs;
   for (uint64_t seed = 0; seed < 10; ++seed) reqs.push_back(sampled(choice, seed));
   for (uint64_t seed = 0; seed < 10; ++seed) reqs.push_back(sampled(regex, seed, 40));
-  const auto outs = run(reqs);
+  const auto outs = run_grammar(reqs);
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(outs[i].reason, FinishReason::Stop);
     EXPECT_TRUE(outs[i].text == "yes" || outs[i].text == "no" || outs[i].text == "maybe later") << outs[i].text;
@@ -115,15 +117,15 @@ TEST(GrammarOutput, ChoicesAndRegexesHold) {
 
 TEST(GrammarOutput, ConstrainedNeighboursLeaveGreedyOutputsUnchanged) {
   Request plain;
-  plain.prompt_tokens = fixture().tokenizer->encode("The machine", true, false);
+  plain.prompt_tokens = grammar_fixture().tokenizer->encode("The machine", true, false);
   plain.sampling.temperature = 0;
   plain.stop.max_tokens = 12;
   plain.stop.ignore_eos = true;
-  const Output alone = run({plain})[0];
+  const Output alone = run_grammar({plain})[0];
   auto json_object = compile(grammar::json_object_gbnf());
   std::vector<Request> reqs = {plain};
   for (uint64_t seed = 0; seed < 6; ++seed) reqs.push_back(sampled(json_object, seed, 60));
-  const auto outs = run(reqs);
+  const auto outs = run_grammar(reqs);
   EXPECT_EQ(outs[0].tokens, alone.tokens);
   for (size_t i = 1; i < outs.size(); ++i) {
     if (outs[i].reason == FinishReason::Stop) {
@@ -136,7 +138,7 @@ TEST(GrammarOutput, ConstrainedNeighboursLeaveGreedyOutputsUnchanged) {
 // A reasoning model's thinking stays free of the grammar (Request::grammar_after_thinking). Two tokens of this
 // vocabulary stand in for <think> and </think>; logit biases steer the random model into and out of the block.
 TEST(GrammarOutput, TheGrammarAppliesAfterTheThinkingBlockNotInIt) {
-  const tokenizer::Tokenizer& tok = *fixture().tokenizer;
+  const tokenizer::Tokenizer& tok = *grammar_fixture().tokenizer;
   const int32_t open = tok.find_token("Z"), close = tok.find_token("Q");
   ASSERT_GE(open, 0);
   ASSERT_GE(close, 0);
@@ -161,7 +163,7 @@ TEST(GrammarOutput, TheGrammarAppliesAfterTheThinkingBlockNotInIt) {
     reqs.back().grammar_after_thinking = {open, close, false};
     reqs.back().sampling.logit_bias = {{open, -INFINITY}};
   }
-  const std::vector<Output> outs = run(reqs);
+  const std::vector<Output> outs = run_grammar(reqs);
   ASSERT_EQ(outs[0].reason, FinishReason::Stop) << outs[0].error;
   ASSERT_FALSE(outs[0].tokens.empty());
   EXPECT_EQ(outs[0].tokens[0], close);

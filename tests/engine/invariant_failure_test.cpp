@@ -15,11 +15,6 @@
 namespace kairo::engine {
 namespace {
 
-testing::LoadedModel& model() {
-  static testing::LoadedModel m = testing::load_shared_model("aidreams260K.gguf");
-  return m;
-}
-
 Request greedy(int max_tokens) {
   Request r;
   r.prompt_tokens = {1, 10, 11, 12};
@@ -60,7 +55,7 @@ std::unique_ptr<Engine> engine_with(std::shared_ptr<Proposer> proposer) {
   cfg.speculative.custom = std::move(proposer);
   cfg.speculative.num_tokens = 2;
   cfg.speculative.adaptive = false;  // propose in every decode step
-  auto engine = Engine::create(*model().model, *model().tokenizer, cfg);
+  auto engine = Engine::create(*testing::demo_model().model, *testing::demo_model().tokenizer, cfg);
   EXPECT_TRUE(engine.ok()) << engine.error().message;
   return std::move(engine).value();
 }

@@ -58,15 +58,15 @@ struct LoraFixture {
   }
 };
 
-LoraFixture& fixture() {
+LoraFixture& lora_fixture() {
   static LoraFixture f;
   return f;
 }
 
-std::unique_ptr<Engine> make_engine() {
+std::unique_ptr<Engine> make_lora_engine() {
   EngineConfig cfg;
   cfg.n_threads = 2;
-  auto e = Engine::create(*fixture().loaded.model, *fixture().loaded.tokenizer, cfg);
+  auto e = Engine::create(*lora_fixture().loaded.model, *lora_fixture().loaded.tokenizer, cfg);
   EXPECT_TRUE(e.ok()) << e.error().message;
   return e.ok() ? std::move(*e) : nullptr;
 }
@@ -77,10 +77,10 @@ TEST(LoraEngine, MixedAdapterBatchEqualsEachRequestAlone) {
   for (size_t i = 0; i < reqs.size(); ++i) reqs[i].adapter = static_cast<int>(i % 5);  // 0: the base
   std::vector<Finished> alone;
   for (const Request& r : reqs) {
-    auto engine = make_engine();  // a fresh prefix cache: nothing shared with the other requests
+    auto engine = make_lora_engine();  // a fresh prefix cache: nothing shared with the other requests
     alone.push_back(run_requests(*engine, {r})[0]);
   }
-  auto engine = make_engine();
+  auto engine = make_lora_engine();
   const std::vector<Finished> together = run_requests(*engine, reqs);
   for (size_t i = 0; i < reqs.size(); ++i) {
     EXPECT_EQ(together[i].tokens, alone[i].tokens) << "request " << i << " (adapter " << reqs[i].adapter << ")";
@@ -89,7 +89,7 @@ TEST(LoraEngine, MixedAdapterBatchEqualsEachRequestAlone) {
   // The adapters act: the same prompt under each of the five gives at least three different continuations.
   std::vector<Request> same(5, reqs[9]);
   for (int a = 0; a < 5; ++a) same[static_cast<size_t>(a)].adapter = a;
-  const std::vector<Finished> outs = run_requests(*make_engine(), same);
+  const std::vector<Finished> outs = run_requests(*make_lora_engine(), same);
   int n_distinct = 0;
   for (size_t a = 0; a < outs.size(); ++a) {
     bool seen = false;
@@ -102,7 +102,7 @@ TEST(LoraEngine, MixedAdapterBatchEqualsEachRequestAlone) {
 TEST(LoraEngine, PrefixCacheIsKeyedByAdapter) {
   Request r = testing::mixed_requests(12, 6, 5)[8];  // a 100-token prompt: six full blocks
   ASSERT_GE(r.prompt_tokens.size(), 64u);
-  auto engine = make_engine();
+  auto engine = make_lora_engine();
   auto run_with = [&](int adapter) {
     Request q = r;
     q.adapter = adapter;
@@ -123,12 +123,12 @@ TEST(LoraEngine, PrefixCacheIsKeyedByAdapter) {
   for (auto [adapter, got] : {std::pair{2, &other}, std::pair{0, &base}, std::pair{5, &other_scale}}) {
     Request q = r;
     q.adapter = adapter;
-    EXPECT_EQ(run_requests(*make_engine(), {q})[0].tokens, got->tokens) << "adapter " << adapter;
+    EXPECT_EQ(run_requests(*make_lora_engine(), {q})[0].tokens, got->tokens) << "adapter " << adapter;
   }
 }
 
 TEST(LoraEngine, UnknownAdapterIsRefused) {
-  auto engine = make_engine();
+  auto engine = make_lora_engine();
   Request r = testing::mixed_requests(1, 2)[0];
   r.adapter = 6;
   auto result = engine->submit(r, [](const RequestOutput&) {});
@@ -142,7 +142,7 @@ TEST(LoraEngine, UnknownAdapterIsRefused) {
 // prefix-cache entries; scale 0 is the base, the loaded scale the adapter itself.
 TEST(LoraEngine, PerRequestScaleIsTheFileLoadedAtThatScale) {
   Request r = testing::mixed_requests(12, 6, 5)[8];  // a 100-token prompt: six full blocks
-  auto engine = make_engine();
+  auto engine = make_lora_engine();
   auto run_with = [&](int adapter, std::optional<float> scale) {
     Request q = r;
     q.adapter = adapter;
@@ -155,22 +155,27 @@ TEST(LoraEngine, PerRequestScaleIsTheFileLoadedAtThatScale) {
   EXPECT_GT(asked_half.n_cached, 0) << "the same file at the same scale shares KV";
   const Finished asked_one = run_with(1, 1.0f);  // the loaded scale: adapter 1 itself
   EXPECT_EQ(asked_one.n_cached, 0);
-  EXPECT_EQ(asked_one.tokens, run_requests(*make_engine(), {[&] { Request q = r; q.adapter = 1; return q; }()})[0].tokens);
+  EXPECT_EQ(asked_one.tokens, run_requests(*make_lora_engine(), {[&] {
+                                Request q = r;
+                                q.adapter = 1;
+                                return q;
+                              }()})[0]
+                                  .tokens);
   EXPECT_NE(asked_one.tokens, asked_half.tokens);
   const Finished asked_zero = run_with(1, 0.0f);
-  EXPECT_EQ(asked_zero.tokens, run_requests(*make_engine(), {r})[0].tokens);
+  EXPECT_EQ(asked_zero.tokens, run_requests(*make_lora_engine(), {r})[0].tokens);
   // Two scales of one adapter in one batch, next to the adapter itself: each as alone.
   std::vector<Request> mixed(3, r);
   mixed[0].adapter = 2, mixed[0].adapter_scale = 0.25f;
   mixed[1].adapter = 2, mixed[1].adapter_scale = 2.0f;
   mixed[2].adapter = 2;
-  const std::vector<Finished> together = run_requests(*make_engine(), mixed);
+  const std::vector<Finished> together = run_requests(*make_lora_engine(), mixed);
   for (size_t i = 0; i < mixed.size(); ++i) {
-    EXPECT_EQ(together[i].tokens, run_requests(*make_engine(), {mixed[i]})[0].tokens) << "request " << i;
+    EXPECT_EQ(together[i].tokens, run_requests(*make_lora_engine(), {mixed[i]})[0].tokens) << "request " << i;
   }
   EXPECT_NE(together[0].tokens, together[1].tokens);
   // Scaled copies are freed with their last request: only the five adapters remain.
-  EXPECT_EQ(fixture().loaded.model->adapters().n_in_use(), 5);
+  EXPECT_EQ(lora_fixture().loaded.model->adapters().n_in_use(), 5);
 
   Request bad = r;
   bad.adapter = 1;
@@ -203,11 +208,11 @@ struct RuntimeLora {
 std::vector<int32_t> fixture_tokens(Request r, int fixture_adapter) {
   r.adapter = fixture_adapter;
   r.adapter_generation = 0;
-  return run_requests(*make_engine(), {r})[0].tokens;
+  return run_requests(*make_lora_engine(), {r})[0].tokens;
 }
 
 TEST(LoraEngine, LoadAndUnloadWhileServingReuseIdsAndNeverShareKv) {
-  const auto& files = fixture().files;
+  const auto& files = lora_fixture().files;
   RuntimeLora rt;
   ASSERT_TRUE(rt.engine);
   Request r = testing::mixed_requests(12, 6, 5)[8];
@@ -256,7 +261,7 @@ TEST(LoraEngine, LoadAndUnloadWhileServingReuseIdsAndNeverShareKv) {
 // Unloaded while a request runs with it: the request runs to its end under it, new ones are refused, and the id is
 // free for a load once the request has finished.
 TEST(LoraEngine, UnloadWhileARequestRunsFinishesItFirst) {
-  const auto& files = fixture().files;
+  const auto& files = lora_fixture().files;
   RuntimeLora rt;
   ASSERT_TRUE(rt.engine);
   const LoadedAdapter a = rt.load(files[0]);
@@ -338,7 +343,7 @@ void run_and_unload_under_it(Engine& engine, Request r, const LoadedAdapter& a) 
 // Unloaded adapters give their device memory back (Device::free_matrices): 20 load/unload cycles, unloaded idle
 // (freed between steps) or under a running request (freed when it ends), leave the device's bytes where they were.
 TEST(LoraEngine, LoadUnloadCyclesDoNotGrowDeviceMemory) {
-  const auto& files = fixture().files;
+  const auto& files = lora_fixture().files;
   RuntimeLora rt;
   ASSERT_TRUE(rt.engine);
   const kernels::Device& dev = rt.loaded.model->device();
@@ -373,7 +378,7 @@ TEST(LoraEngine, LoadUnloadCyclesDoNotGrowDeviceMemory) {
 // With a byte budget (what `kairo serve` reserves for adapters), a runtime load that does not fit what is left is
 // refused with what to change, and fits once an unload gave its bytes back.
 TEST(LoraEngine, ARuntimeLoadBeyondTheAdapterMemoryIsRefused) {
-  const auto& files = fixture().files;
+  const auto& files = lora_fixture().files;
   testing::LoadedModel loaded = testing::load_shared_model(kBase);
   auto adapter = model::lora::load_adapter(files[0], loaded.model->file(), loaded.model->config());
   ASSERT_TRUE(adapter.ok()) << adapter.error().message;

@@ -21,7 +21,7 @@ namespace {
 
 constexpr double kFixed = 10;
 
-struct Client {
+struct TtftClient {
   std::vector<Sequence*> queue;  // not yet sent, in order
   int concurrency = 0;           // closed loop: a new request as soon as one finishes
   int in_flight = 0;
@@ -46,7 +46,7 @@ class SchedulerFairTtftTest : public SchedulerTest {
   SimResult simulate(bool with_a, double lead) {
     seqs_.clear();
     make(8000, SchedulerConfig{kBudget, 64, 256, 1, false});
-    Client a, b;
+    TtftClient a, b;
     a.concurrency = 64;
     b.concurrency = 2;
     if (with_a) {
@@ -55,7 +55,7 @@ class SchedulerFairTtftTest : public SchedulerTest {
     for (RequestId id = 101; id <= 108; ++id) b.queue.push_back(seq(id, kPromptB, 0, "b"));
     std::vector<std::pair<double, Sequence*>> arrivals;  // (time, request)
     std::vector<double> arrived_at(200, 0), last_token_step(200, 0);
-    auto send = [&](Client& c, double t) {
+    auto send = [&](TtftClient& c, double t) {
       while (c.in_flight < c.concurrency && !c.queue.empty()) {
         arrivals.emplace_back(t, c.queue.front());
         c.queue.erase(c.queue.begin());

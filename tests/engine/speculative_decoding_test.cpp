@@ -13,16 +13,18 @@
 namespace kairo::engine {
 namespace {
 
-testing::LoadedModel& model() {
+testing::LoadedModel& synth_gqa_model() {
   static testing::LoadedModel m = testing::load_shared_model("synth-llama-gqa.Q8_0.gguf");
   return m;
 }
 
 // Prompts of 1 to ~400 tokens; half of them repeat a phrase, so the n-gram proposer finds something to propose.
-std::vector<Request> mixed_requests(int n, int max_tokens) { return testing::mixed_requests(n, max_tokens, 99, true); }
+std::vector<Request> repeating_requests(int n, int max_tokens) {
+  return testing::mixed_requests(n, max_tokens, 99, true);
+}
 
-std::unique_ptr<Engine> make_engine(EngineConfig cfg) {
-  auto e = Engine::create(*model().model, *model().tokenizer, cfg);
+std::unique_ptr<Engine> make_spec_engine(EngineConfig cfg) {
+  auto e = Engine::create(*synth_gqa_model().model, *synth_gqa_model().tokenizer, cfg);
   EXPECT_TRUE(e.ok()) << e.error().message;
   return std::move(e).value();
 }
@@ -38,19 +40,19 @@ std::vector<std::vector<int32_t>> plain_outputs(const std::vector<Request>& reqs
   EngineConfig cfg;
   cfg.enable_prefix_caching = false;
   cfg.exact_numerics = exact;
-  auto engine = make_engine(cfg);
+  auto engine = make_spec_engine(cfg);
   std::vector<std::vector<int32_t>> out;
   for (const Request& r : reqs) out.push_back(testing::run_requests(*engine, {r})[0].tokens);
   return out;
 }
 
-const std::vector<Request>& requests32() {
-  static const std::vector<Request> reqs = mixed_requests(32, 20);
+const std::vector<Request>& spec_requests32() {
+  static const std::vector<Request> reqs = repeating_requests(32, 20);
   return reqs;
 }
 
-const std::vector<std::vector<int32_t>>& reference32() {
-  static const auto out = plain_outputs(requests32());
+const std::vector<std::vector<int32_t>>& spec_reference32() {
+  static const auto out = plain_outputs(spec_requests32());
   return out;
 }
 
@@ -85,15 +87,16 @@ class PartlyRightProposer final : public Proposer {
 EngineConfig speculating(const std::vector<Request>& reqs, const std::vector<std::vector<int32_t>>& outputs) {
   EngineConfig cfg;
   cfg.speculative.method = SpeculativeMethod::Custom;
-  cfg.speculative.custom = std::make_shared<PartlyRightProposer>(reqs, outputs, model().model->config().n_vocab);
+  cfg.speculative.custom =
+      std::make_shared<PartlyRightProposer>(reqs, outputs, synth_gqa_model().model->config().n_vocab);
   cfg.speculative.num_tokens = 5;
   cfg.speculative.adaptive = false;  // speculate in every step, whatever it costs
   return cfg;
 }
 
 TEST(SpeculativeDecoding, BatchedGreedyOutputsEqualPlainDecodingAndRejectedKvIsFreed) {
-  auto engine = make_engine(speculating(requests32(), reference32()));
-  EXPECT_EQ(tokens_of(testing::run_requests(*engine, requests32())), reference32());
+  auto engine = make_spec_engine(speculating(spec_requests32(), spec_reference32()));
+  EXPECT_EQ(tokens_of(testing::run_requests(*engine, spec_requests32())), spec_reference32());
   const EngineStats s = engine->stats();
   EXPECT_GT(s.spec_num_accepted_tokens, 0);
   EXPECT_GT(s.spec_num_draft_tokens, s.spec_num_accepted_tokens);  // rejections happened too
@@ -107,17 +110,18 @@ TEST(SpeculativeDecoding, BatchedGreedyOutputsEqualPlainDecodingAndRejectedKvIsF
 }
 
 TEST(SpeculativeDecoding, AloneGreedyOutputsEqualPlainDecoding) {
-  auto engine = make_engine(speculating(requests32(), reference32()));
+  auto engine = make_spec_engine(speculating(spec_requests32(), spec_reference32()));
   for (size_t i : {0u, 5u, 9u, 11u, 30u})
-    EXPECT_EQ(testing::run_requests(*engine, {requests32()[i]})[0].tokens, reference32()[i]) << "request " << i;
+    EXPECT_EQ(testing::run_requests(*engine, {spec_requests32()[i]})[0].tokens, spec_reference32()[i])
+        << "request " << i;
   EXPECT_GT(engine->stats().spec_num_accepted_tokens, 0);
 }
 
 TEST(SpeculativeDecoding, PreemptionUnderATinyKvPoolKeepsOutputsAndFreesEverything) {
-  EngineConfig cfg = speculating(requests32(), reference32());
+  EngineConfig cfg = speculating(spec_requests32(), spec_reference32());
   cfg.n_kv_blocks = 40;  // 640 token slots for 32 requests of up to ~420 tokens
-  auto engine = make_engine(cfg);
-  EXPECT_EQ(tokens_of(testing::run_requests(*engine, requests32())), reference32());
+  auto engine = make_spec_engine(cfg);
+  EXPECT_EQ(tokens_of(testing::run_requests(*engine, spec_requests32())), spec_reference32());
   const EngineStats s = engine->stats();
   EXPECT_GT(s.n_preemptions, 0);
   EXPECT_GT(s.spec_num_accepted_tokens, 0);
@@ -128,12 +132,12 @@ TEST(SpeculativeDecoding, BlocksCachedWhileSpeculatingServeLaterRequestsCorrectl
   // The blocks published while speculating (prompts, and outputs made of accepted proposals and corrections) serve
   // the same prompts again and conversations continued from the outputs: they hold the committed tokens' KV. (That
   // a block holding a proposal is never published is the KV manager's test, KVLookahead.)
-  auto engine = make_engine(speculating(requests32(), reference32()));
-  EXPECT_EQ(tokens_of(testing::run_requests(*engine, requests32())), reference32());
+  auto engine = make_spec_engine(speculating(spec_requests32(), spec_reference32()));
+  EXPECT_EQ(tokens_of(testing::run_requests(*engine, spec_requests32())), spec_reference32());
   std::vector<Request> resent;
-  for (size_t i = 0; i < requests32().size(); i += 3) {
-    Request r = requests32()[i];
-    r.prompt_tokens.insert(r.prompt_tokens.end(), reference32()[i].begin(), reference32()[i].end());
+  for (size_t i = 0; i < spec_requests32().size(); i += 3) {
+    Request r = spec_requests32()[i];
+    r.prompt_tokens.insert(r.prompt_tokens.end(), spec_reference32()[i].begin(), spec_reference32()[i].end());
     r.stop.max_tokens = 8;
     resent.push_back(r);
   }
@@ -141,7 +145,7 @@ TEST(SpeculativeDecoding, BlocksCachedWhileSpeculatingServeLaterRequestsCorrectl
   auto fresh = testing::run_requests(*engine, resent);
   EXPECT_EQ(tokens_of(fresh), want);
   EXPECT_GT(engine->stats().prefix_cache_hits, 0);
-  EXPECT_EQ(tokens_of(testing::run_requests(*engine, requests32())), reference32());
+  EXPECT_EQ(tokens_of(testing::run_requests(*engine, spec_requests32())), spec_reference32());
 }
 
 TEST(SpeculativeDecoding, NgramProposalsKeepGreedyOutputs) {
@@ -149,8 +153,8 @@ TEST(SpeculativeDecoding, NgramProposalsKeepGreedyOutputs) {
   cfg.speculative.method = SpeculativeMethod::Ngram;
   cfg.speculative.ngram = {1, 3};
   cfg.speculative.adaptive = false;
-  auto engine = make_engine(cfg);
-  EXPECT_EQ(tokens_of(testing::run_requests(*engine, requests32())), reference32());
+  auto engine = make_spec_engine(cfg);
+  EXPECT_EQ(tokens_of(testing::run_requests(*engine, spec_requests32())), spec_reference32());
   const EngineStats s = engine->stats();
   EXPECT_GT(s.spec_num_drafts, 0);
   EXPECT_EQ(s.kv_usage, 0.0);
@@ -160,8 +164,8 @@ TEST(SpeculativeDecoding, AStopTokenInsideAnAcceptedProposalEndsTheRequestThere)
   std::vector<Request> reqs;
   std::vector<std::vector<int32_t>> want;
   for (size_t i = 0; i < 12; ++i) {
-    Request r = requests32()[i];
-    const auto& ref = reference32()[i];
+    Request r = spec_requests32()[i];
+    const auto& ref = spec_reference32()[i];
     r.stop.stop_token_ids = {ref[7]};
     reqs.push_back(r);
     want.emplace_back(ref.begin(), std::find(ref.begin(), ref.end(), ref[7]) + 1);
@@ -169,11 +173,11 @@ TEST(SpeculativeDecoding, AStopTokenInsideAnAcceptedProposalEndsTheRequestThere)
   // Proposals that are always right: the stop token arrives in the middle of an accepted run.
   EngineConfig cfg;
   cfg.speculative.method = SpeculativeMethod::Custom;
-  cfg.speculative.custom =
-      std::make_shared<PartlyRightProposer>(reqs, reference32(), model().model->config().n_vocab, /*always_right=*/true);
+  cfg.speculative.custom = std::make_shared<PartlyRightProposer>(
+      reqs, spec_reference32(), synth_gqa_model().model->config().n_vocab, /*always_right=*/true);
   cfg.speculative.num_tokens = 4;
   cfg.speculative.adaptive = false;
-  auto engine = make_engine(cfg);
+  auto engine = make_spec_engine(cfg);
   const auto got = testing::run_requests(*engine, reqs);
   for (size_t i = 0; i < reqs.size(); ++i) {
     EXPECT_EQ(got[i].tokens, want[i]) << "request " << i;
@@ -183,7 +187,7 @@ TEST(SpeculativeDecoding, AStopTokenInsideAnAcceptedProposalEndsTheRequestThere)
 }
 
 TEST(SpeculativeDecoding, SeededSampledRequestsSampleTheSameTokens) {
-  std::vector<Request> reqs = mixed_requests(12, 16);
+  std::vector<Request> reqs = repeating_requests(12, 16);
   for (size_t i = 0; i < reqs.size(); ++i) {
     reqs[i].sampling.temperature = 0.9f;
     reqs[i].sampling.top_k = 40;
@@ -194,22 +198,22 @@ TEST(SpeculativeDecoding, SeededSampledRequestsSampleTheSameTokens) {
   const auto want = plain_outputs(reqs, /*exact=*/true);
   EngineConfig cfg = speculating(reqs, want);
   cfg.exact_numerics = true;
-  auto engine = make_engine(cfg);
+  auto engine = make_spec_engine(cfg);
   EXPECT_EQ(tokens_of(testing::run_requests(*engine, reqs)), want);
   EXPECT_GT(engine->stats().spec_num_accepted_tokens, 0);
 }
 
 TEST(SpeculativeDecoding, LargeBatchesAndOptedOutRequestsDoNotSpeculate) {
-  EngineConfig cfg = speculating(requests32(), reference32());
+  EngineConfig cfg = speculating(spec_requests32(), spec_reference32());
   cfg.speculative.max_batch = 1;  // one running request is already "large"
-  auto engine = make_engine(cfg);
-  EXPECT_EQ(tokens_of(testing::run_requests(*engine, requests32())), reference32());
+  auto engine = make_spec_engine(cfg);
+  EXPECT_EQ(tokens_of(testing::run_requests(*engine, spec_requests32())), spec_reference32());
   EXPECT_EQ(engine->stats().spec_num_drafts, 0);
 
-  auto engine2 = make_engine(speculating(requests32(), reference32()));
-  std::vector<Request> opted_out = requests32();
+  auto engine2 = make_spec_engine(speculating(spec_requests32(), spec_reference32()));
+  std::vector<Request> opted_out = spec_requests32();
   for (Request& r : opted_out) r.speculative = false;
-  EXPECT_EQ(tokens_of(testing::run_requests(*engine2, opted_out)), reference32());
+  EXPECT_EQ(tokens_of(testing::run_requests(*engine2, opted_out)), spec_reference32());
   EXPECT_EQ(engine2->stats().spec_num_drafts, 0);
 }
 
@@ -221,7 +225,7 @@ TEST(SpeculativeDecoding, SlidingWindowAndExpertModelsKeepGreedyOutputs) {
     SCOPED_TRACE(file);
     testing::LoadedModel m = testing::load_shared_model(file);
     ASSERT_TRUE(m.model && m.tokenizer);
-    const std::vector<Request> reqs = mixed_requests(12, 24);  // prompts of 1 to 400 tokens: 50 windows
+    const std::vector<Request> reqs = repeating_requests(12, 24);  // prompts of 1 to 400 tokens: 50 windows
     EngineConfig plain_cfg;
     plain_cfg.block_size = 4;
     plain_cfg.max_model_len = 512;
@@ -253,13 +257,13 @@ TEST(SpeculativeDecoding, RefusesBadSettings) {
   EngineConfig cfg;
   cfg.speculative.method = SpeculativeMethod::Ngram;
   cfg.speculative.num_tokens = 0;
-  EXPECT_FALSE(Engine::create(*model().model, *model().tokenizer, cfg).ok());
+  EXPECT_FALSE(Engine::create(*synth_gqa_model().model, *synth_gqa_model().tokenizer, cfg).ok());
   cfg.speculative.num_tokens = 4;
   cfg.speculative.ngram = {3, 2};
-  EXPECT_FALSE(Engine::create(*model().model, *model().tokenizer, cfg).ok());
+  EXPECT_FALSE(Engine::create(*synth_gqa_model().model, *synth_gqa_model().tokenizer, cfg).ok());
   cfg.speculative.method = SpeculativeMethod::Custom;
   cfg.speculative.ngram = {1, 2};
-  const auto r = Engine::create(*model().model, *model().tokenizer, cfg);
+  const auto r = Engine::create(*synth_gqa_model().model, *synth_gqa_model().tokenizer, cfg);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("proposer"), std::string::npos);
 }

@@ -35,14 +35,9 @@ constexpr int kSamples = 4000;
 constexpr int kSamples = 20000;
 #endif
 
-testing::LoadedModel& model() {
-  static testing::LoadedModel m = testing::load_shared_model("aidreams260K.gguf");
-  return m;
-}
-
 // A prompt that repeats itself, so the n-gram proposer proposes its continuation (56 tokens).
 const std::vector<int32_t>& repeating_prompt() {
-  static const std::vector<int32_t> prompt = model().tokenizer->encode(
+  static const std::vector<int32_t> prompt = testing::demo_model().tokenizer->encode(
       "Classifications unfold, a kaleidoscope of probability. Classifications unfold, a kaleidoscope of", true, false);
   return prompt;
 }
@@ -50,7 +45,7 @@ const std::vector<int32_t>& repeating_prompt() {
 // A few tokens, for the draft model: it has no prefix cache, so it computes every request's prompt anew (the 56
 // tokens above, 20,000 times over, made that test take minutes instead of seconds).
 const std::vector<int32_t>& short_prompt() {
-  static const std::vector<int32_t> prompt = model().tokenizer->encode("Once upon a time", true, false);
+  static const std::vector<int32_t> prompt = testing::demo_model().tokenizer->encode("Once upon a time", true, false);
   return prompt;
 }
 
@@ -73,7 +68,7 @@ std::vector<testing::Finished> sample(const SpeculativeConfig& spec, uint64_t fi
   cfg.scheduler.max_num_seqs = 128;
   cfg.max_waiting = n;
   cfg.exact_numerics = exact;
-  auto engine = Engine::create(*model().model, *model().tokenizer, cfg);
+  auto engine = Engine::create(*testing::demo_model().model, *testing::demo_model().tokenizer, cfg);
   EXPECT_TRUE(engine.ok()) << engine.error().message;
   std::vector<Request> reqs;
   for (int i = 0; i < n; ++i) reqs.push_back(sampled_request(first_seed + static_cast<uint64_t>(i), prompt));
@@ -179,7 +174,7 @@ TEST(SpeculativeSampling, LikelyProposalsKeepTheDistribution) {
 // A draft that differs from the model: the demo model requantized to Q4_0, whose greedy guess is the model's most
 // likely token most of the time, not always. The file is this process's own (ctest runs two test processes at once)
 // and is gone once loaded (the model keeps its mapping).
-model::Model& q4_draft() {
+model::Model& demo_q4_draft() {
   static std::unique_ptr<model::Model> draft = [] {
     const std::string path = ::testing::TempDir() + "/kairo_spec_sampling_draft_" + std::to_string(::getpid()) + ".gguf";
     ThreadPool pool(2);
@@ -254,8 +249,8 @@ TEST(SpeculativeSampling, ACloseDraftsDrawnGuessesAreAcceptedFarMoreOftenThanIts
   // 7,444 of 20,000 argmax guesses before guesses were drawn.
   constexpr int kN = kSamples / 10;  // 400 under the sanitizers: the two rates are far apart either way
   EngineStats drawn, argmax;
-  sample(draft_speculation(q4_draft()), 1, kN, short_prompt(), &drawn);
-  sample(draft_speculation(q4_draft()), 1, kN, short_prompt(), &argmax, /*exact=*/true);
+  sample(draft_speculation(demo_q4_draft()), 1, kN, short_prompt(), &drawn);
+  sample(draft_speculation(demo_q4_draft()), 1, kN, short_prompt(), &argmax, /*exact=*/true);
   const double drawn_rate = static_cast<double>(drawn.spec_num_accepted_tokens) / drawn.spec_num_draft_tokens;
   const double argmax_rate = static_cast<double>(argmax.spec_num_accepted_tokens) / argmax.spec_num_draft_tokens;
   std::printf("accepted: %.1f %% of drawn guesses, %.1f %% of argmax guesses\n", 100 * drawn_rate, 100 * argmax_rate);
@@ -270,7 +265,7 @@ TEST(SpeculativeSampling, UnderExactNumericsADraftModelNeverChangesASeededOutput
   constexpr int kN = 300;
   const auto plain = sample(SpeculativeConfig{}, 5, kN, short_prompt(), nullptr, /*exact=*/true);
   EngineStats stats;
-  const auto spec = sample(draft_speculation(q4_draft()), 5, kN, short_prompt(), &stats, /*exact=*/true);
+  const auto spec = sample(draft_speculation(demo_q4_draft()), 5, kN, short_prompt(), &stats, /*exact=*/true);
   ASSERT_EQ(plain.size(), spec.size());
   for (size_t i = 0; i < plain.size(); ++i) EXPECT_EQ(plain[i].tokens, spec[i].tokens) << "seed " << 5 + i;
   EXPECT_GT(stats.spec_num_accepted_tokens, 0);

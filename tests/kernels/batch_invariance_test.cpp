@@ -14,14 +14,14 @@
 namespace kairo::kernels {
 namespace {
 
-struct Shape {
+struct InvarianceShape {
   int64_t rows;
   int64_t cols;
 };
 
 // Row counts around the 4- and 16-row groups, and 181 / 224 rows (12 / 14 row tiles: each thread's share runs
 // through the GEMV's 4-, 2- and 1-tile groups); column counts whose block counts are not multiples of 16.
-std::vector<Shape> shapes_for(DType t) {
+std::vector<InvarianceShape> invariance_shapes_for(DType t) {
   const int64_t block = dtype_info(t).block_size;
   if (block == 256) return {{37, 768}, {16, 1280}, {181, 512}, {224, 256}};
   if (block == 32) return {{37, 544}, {19, 2080}, {181, 544}, {224, 96}};
@@ -49,7 +49,7 @@ TEST_P(BatchInvarianceTest, EveryTokenOfABatchEqualsThatTokenAloneBitForBit) {
   ThreadPool pool(2);
   constexpr int64_t kMaxTokens = 33;
   int checked_paths = 0;
-  for (const Shape& s : shapes_for(type)) {
+  for (const InvarianceShape& s : invariance_shapes_for(type)) {
     const size_t rb = row_bytes(type, s.cols);
     std::vector<uint8_t> wdata(rb * static_cast<size_t>(s.rows));
     for (int64_t r = 0; r < s.rows; ++r) testing::random_row(rng, type, s.cols, wdata.data() + r * rb);

@@ -20,7 +20,7 @@
 namespace kairo::kernels {
 namespace {
 
-struct Shape {
+struct LoraShape {
   std::string name;
   int64_t n_in;
   std::vector<int64_t> n_out;  // per projection
@@ -28,7 +28,7 @@ struct Shape {
 };
 
 // Group sizes (tokens per adapter) and each group's rank; tokens of no group are the base model's.
-const std::vector<int64_t> kGroupSizes = {3, 0, 1, 37, 5, 2, 4};
+const std::vector<int64_t> kLoraGroupSizes = {3, 0, 1, 37, 5, 2, 4};
 const std::vector<int> kRanks = {16, 8, 72, 8, 32, 5, 16};
 constexpr int64_t kBaseTokens = 4;
 constexpr int kAllAbsentGroup = 6;
@@ -50,12 +50,12 @@ struct Problem {
   int n_targets() const { return static_cast<int>(n_out.size()); }
 };
 
-Problem make_problem(const Shape& s, uint32_t seed) {
+Problem make_problem(const LoraShape& s, uint32_t seed) {
   std::mt19937 rng(seed);
   Problem p;
   p.n_in = s.n_in;
   p.n_out = s.n_out;
-  for (int64_t n : kGroupSizes) p.n_tokens += n;
+  for (int64_t n : kLoraGroupSizes) p.n_tokens += n;
   p.n_tokens += kBaseTokens;
   p.x = testing::random_floats(rng, static_cast<size_t>(p.n_tokens * s.n_in));
   // Tokens dealt to the groups in a shuffled order (each group's ascending, as the step's grouping makes them).
@@ -63,7 +63,7 @@ Problem make_problem(const Shape& s, uint32_t seed) {
   for (int32_t t = 0; t < p.n_tokens; ++t) order[static_cast<size_t>(t)] = t;
   std::shuffle(order.begin(), order.end(), rng);
   p.offsets.assign(1, 0);
-  for (int64_t n : kGroupSizes) {
+  for (int64_t n : kLoraGroupSizes) {
     std::vector<int32_t> mine(order.begin() + p.offsets.back(), order.begin() + p.offsets.back() + n);
     std::sort(mine.begin(), mine.end());
     p.rows.insert(p.rows.end(), mine.begin(), mine.end());
@@ -119,8 +119,8 @@ double max_magnitude(const std::vector<float>& v) {
   return m;
 }
 
-const std::vector<Shape> kShapes = {
-    {"qkv_f16", 100, {70, 16, 33}, DType::F16, DType::F16},   // n_in and n_out off the vector width
+const std::vector<LoraShape> kShapes = {
+    {"qkv_f16", 100, {70, 16, 33}, DType::F16, DType::F16},  // n_in and n_out off the vector width
     {"gate_up_f32", 256, {96, 96}, DType::F32, DType::F32},
     {"down_bf16_f16", 96, {48}, DType::BF16, DType::F16},
     {"qkv_f16_f32", 128, {64, 40, 40}, DType::F16, DType::F32},
@@ -135,7 +135,7 @@ TEST_P(LoraDeltasTest, MatchesTheReferenceAndLeavesTheBaseTokensAlone) {
   KAIRO_BACKEND_OR_SKIP(be, GetParam());
   ASSERT_NE(be->add_lora_deltas, nullptr);
   ThreadPool pool(2);
-  for (const Shape& s : kShapes) {
+  for (const LoraShape& s : kShapes) {
     const Problem p = make_problem(s, 3);
     const auto got = run(*be, p, pool);
     const auto ref = run(reference_backend(), p, pool);
@@ -162,7 +162,7 @@ TEST_P(LoraDeltasTest, MatchesTheReferenceAndLeavesTheBaseTokensAlone) {
 TEST_P(LoraDeltasTest, EachTokenAloneEqualsItsRowInTheMixedStep) {
   KAIRO_BACKEND_OR_SKIP(be, GetParam());
   ThreadPool pool2(2), pool1(1), pool3(3);
-  for (const Shape& s : kShapes) {
+  for (const LoraShape& s : kShapes) {
     const Problem p = make_problem(s, 5);
     const auto together = run(*be, p, pool2);
     const auto one_thread = run(*be, p, pool1);
@@ -220,7 +220,7 @@ TEST_P(LoraDeltasTest, CpuDeviceFusedAndComposedAgree) {
     std::vector<DeviceSpan> outs;
     for (auto& y : ys) outs.push_back(DeviceSpan{y.data(), 0, 0});
     const int64_t widest_out = *std::max_element(p.n_out.begin(), p.n_out.end());
-    const int64_t largest = *std::max_element(kGroupSizes.begin(), kGroupSizes.end());
+    const int64_t largest = *std::max_element(kLoraGroupSizes.begin(), kLoraGroupSizes.end());
     std::vector<float> h(static_cast<size_t>(p.n_targets() * p.offsets.back() * p.max_rank));
     std::vector<float> gather(static_cast<size_t>(largest * p.n_in)), expand(static_cast<size_t>(largest * widest_out));
     std::vector<float> ones(static_cast<size_t>(largest), 1.0f);

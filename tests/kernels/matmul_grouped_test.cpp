@@ -21,7 +21,7 @@ namespace {
 constexpr int64_t kTokens = 40;  // the step's tokens (x rows when rows are gathered)
 const std::vector<int64_t> kGroupSizes = {3, 0, 1, 2, 17, 5, 9, 1, 33, 12, 4};
 
-struct Case {
+struct GroupedCase {
   std::vector<DType> types;  // per matrix of a group (gate and up: 2)
   std::vector<int64_t> rows;
   int64_t cols;
@@ -67,7 +67,7 @@ std::vector<std::vector<float>> per_group(const Backend& be, const std::vector<M
   return ys;
 }
 
-void expect_grouped_equals_per_group(const Case& c) {
+void expect_grouped_equals_per_group(const GroupedCase& c) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
   const int n_mats = static_cast<int>(c.types.size());

@@ -34,15 +34,15 @@ std::vector<double> abs_products(const MatrixView& w, const std::vector<float>& 
   return out;
 }
 
-struct Case {
+struct RelaxedCase {
   DType type;
   int64_t rows, cols, tokens;
 };
 
-class MatmulRelaxedTest : public ::testing::TestWithParam<Case> {};
+class MatmulRelaxedTest : public ::testing::TestWithParam<RelaxedCase> {};
 
 TEST_P(MatmulRelaxedTest, WithinBf16RoundingOfTheReferenceOnEveryIsa) {
-  const Case c = GetParam();
+  const RelaxedCase c = GetParam();
   std::mt19937 rng(11);
   testing::RandomWeight w = testing::random_weight(rng, c.type, c.rows, c.cols);
   const std::vector<float> x = testing::random_floats(rng, static_cast<size_t>(c.tokens * c.cols));
@@ -82,18 +82,18 @@ TEST_P(MatmulRelaxedTest, WithinBf16RoundingOfTheReferenceOnEveryIsa) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulRelaxedTest,
-    ::testing::Values(Case{DType::Q4_0, 37, 544, 17},    // partial row tile, 3 row tiles (one unpaired), 1-token tile
-                      Case{DType::Q4_0, 80, 544, 33},    // 5 row tiles, 3 token tiles (one unpaired)
-                      Case{DType::Q8_0, 48, 4096, 150},  // 10 token tiles: more than one L2 group of 8
-                      Case{DType::Q8_0, 19, 96, 64},     // one partial row tile, 3 blocks
-                      Case{DType::Q4_0, 16, 64, 5},      // few tokens: the exact path
-                      Case{DType::Q4_K, 21, 512, 40},    // scales and mins folded in, 2 super-blocks
-                      Case{DType::Q6_K, 37, 768, 33},    // two scales per 32-column block, 3 super-blocks
-                      Case{DType::F16, 37, 96, 40},      // float rows (GGUF layout), partial row tile
-                      Case{DType::BF16, 32, 64, 17},
-                      Case{DType::F32, 21, 128, 33},
-                      Case{DType::Q5_K, 21, 512, 40}),   // no relaxed kernel for this type: exact
-    [](const ::testing::TestParamInfo<Case>& info) {
+    ::testing::Values(RelaxedCase{DType::Q4_0, 37, 544,
+                                  17},  // partial row tile, 3 row tiles (one unpaired), 1-token tile
+                      RelaxedCase{DType::Q4_0, 80, 544, 33},    // 5 row tiles, 3 token tiles (one unpaired)
+                      RelaxedCase{DType::Q8_0, 48, 4096, 150},  // 10 token tiles: more than one L2 group of 8
+                      RelaxedCase{DType::Q8_0, 19, 96, 64},     // one partial row tile, 3 blocks
+                      RelaxedCase{DType::Q4_0, 16, 64, 5},      // few tokens: the exact path
+                      RelaxedCase{DType::Q4_K, 21, 512, 40},    // scales and mins folded in, 2 super-blocks
+                      RelaxedCase{DType::Q6_K, 37, 768, 33},    // two scales per 32-column block, 3 super-blocks
+                      RelaxedCase{DType::F16, 37, 96, 40},      // float rows (GGUF layout), partial row tile
+                      RelaxedCase{DType::BF16, 32, 64, 17}, RelaxedCase{DType::F32, 21, 128, 33},
+                      RelaxedCase{DType::Q5_K, 21, 512, 40}),  // no relaxed kernel for this type: exact
+    [](const ::testing::TestParamInfo<RelaxedCase>& info) {
       return std::string(dtype_name(info.param.type)) + "_" + std::to_string(info.param.rows) + "x" +
              std::to_string(info.param.cols) + "_t" + std::to_string(info.param.tokens);
     });

@@ -56,12 +56,12 @@ std::vector<float> int8_rounding_bound(const MatrixView& w, const std::vector<fl
   return bound;
 }
 
-struct Shape {
+struct MatmulShape {
   int64_t rows;
   int64_t cols;
 };
 
-std::vector<Shape> shapes_for(DType t) {
+std::vector<MatmulShape> matmul_shapes_for(DType t) {
   const int64_t block = dtype_info(t).block_size;
   if (block == 256) return {{1, 256}, {5, 768}, {17, 1280}, {33, 512}, {117, 256}};
   if (block == 32) return {{1, 32}, {5, 96}, {17, 544}, {33, 2080}, {117, 96}};
@@ -74,7 +74,7 @@ TEST_P(MatmulTest, MatchesReferenceOnEveryIsa) {
   const DType type = GetParam();
   std::mt19937 rng(1234 + static_cast<int>(type));
   ThreadPool pool(2);
-  for (const Shape& s : shapes_for(type)) {
+  for (const MatmulShape& s : matmul_shapes_for(type)) {
     const size_t rb = row_bytes(type, s.cols);
     std::vector<uint8_t> wdata(rb * static_cast<size_t>(s.rows));
     for (int64_t r = 0; r < s.rows; ++r) testing::random_row(rng, type, s.cols, wdata.data() + r * rb);

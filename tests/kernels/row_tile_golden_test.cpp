@@ -83,14 +83,14 @@ uint64_t fnv1a(const std::vector<float>& y) {
   return h;
 }
 
-struct Case {
+struct GoldenCase {
   DType type;
   int64_t rows, cols;
   uint64_t hash;  // of the outputs for 1, 2, 3, 4, 5, 9 and 33 tokens, one after another
 };
 
 // Recorded from the AVX-512 path (an EPYC Zen 5) with KAIRO_PRINT_ROW_TILE_HASHES=1.
-const Case kCases[] = {
+const GoldenCase kCases[] = {
     {DType::Q4_0, 37, 544, 0xfcd431f7f18bcf52ull},  {DType::Q4_0, 64, 2080, 0xe623839e03ee1cb3ull},
     {DType::Q8_0, 37, 544, 0xe4c6f854e558bad9ull},  {DType::Q8_0, 64, 2080, 0xcc6897f437b7e39dull},
     {DType::MXFP4, 37, 544, 0x976cd52b88b6a9c2ull}, {DType::MXFP4, 64, 2080, 0x1c1fc9190f2396cfull},
@@ -101,7 +101,7 @@ constexpr int kTokenCounts[] = {1, 2, 3, 4, 5, 9, 33};
 
 // The outputs of one case through `matmul` (the backend's, or the row-tile driver with given kernels).
 template <typename Matmul>
-uint64_t case_hash(const Case& c, const Backend& be, Matmul&& matmul) {
+uint64_t case_hash(const GoldenCase& c, const Backend& be, Matmul&& matmul) {
   Bits g{static_cast<uint64_t>(c.rows * 1000003 + c.cols) ^ static_cast<uint64_t>(c.type)};
   std::vector<uint8_t> data = random_rows(g, c.type, c.rows, c.cols);
   const MatrixView w{c.type, data.data(), c.rows, c.cols, row_bytes(c.type, c.cols)};
@@ -147,7 +147,7 @@ TEST(RowTileGolden, EveryPathGivesTheRecordedBits) {
   const bool print = std::getenv("KAIRO_PRINT_ROW_TILE_HASHES") != nullptr;
   ThreadPool pool(2);
   for (const Path& p : paths) {
-    for (const Case& c : kCases) {
+    for (const GoldenCase& c : kCases) {
       const uint64_t h = case_hash(c, *p.backend, [&](const MatrixView& w, const float* x, float* y, int n) {
         if (p.kernels == nullptr) return p.backend->matmul(w, x, y, n, pool);
         cpu::row_tiles_matmul(*p.kernels, cpu::RowTileSet{&w, &y, 1}, x, n, 32, pool);

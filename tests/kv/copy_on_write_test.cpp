@@ -9,14 +9,11 @@ namespace {
 
 using testing::concat;
 using testing::ids;
+using testing::make_manager;
 using testing::seq;
 
-KVCacheManager make(int32_t n_blocks, int32_t block_size) {
-  return KVCacheManager(KVCacheConfig{n_blocks, block_size, true, hash_block_tokens});
-}
-
 TEST(CopyOnWrite, ForkSharesThenWriterCopiesPartialBlock) {
-  auto kv = make(10, 4);
+  auto kv = make_manager(10, 4);
   const auto prompt = seq(0, 6);
   ASSERT_EQ(kv.allocate_slots(1, prompt, 6)->new_blocks, ids({1, 2}));
   kv.fork(1, 2);
@@ -52,7 +49,7 @@ TEST(CopyOnWrite, ForkSharesThenWriterCopiesPartialBlock) {
 }
 
 TEST(CopyOnWrite, ThreeWayForkCopiesUntilLastOwner) {
-  auto kv = make(10, 4);
+  auto kv = make_manager(10, 4);
   const auto prompt = seq(0, 5);
   ASSERT_EQ(kv.allocate_slots(1, prompt, 5)->new_blocks, ids({1, 2}));
   kv.fork(1, 2);
@@ -70,7 +67,7 @@ TEST(CopyOnWrite, ThreeWayForkCopiesUntilLastOwner) {
 }
 
 TEST(CopyOnWrite, ForkAtBlockBoundaryNeedsNoCopy) {
-  auto kv = make(10, 4);
+  auto kv = make_manager(10, 4);
   const auto prompt = seq(0, 8);
   ASSERT_TRUE(kv.allocate_slots(1, prompt, 8));
   kv.fork(1, 2);
@@ -81,7 +78,7 @@ TEST(CopyOnWrite, ForkAtBlockBoundaryNeedsNoCopy) {
 }
 
 TEST(CopyOnWrite, CopyThatDoesNotFitChangesNothing) {
-  auto kv = make(3, 4);  // 2 usable
+  auto kv = make_manager(3, 4);  // 2 usable
   const auto prompt = seq(0, 6);
   ASSERT_TRUE(kv.allocate_slots(1, prompt, 6));
   kv.fork(1, 2);

@@ -9,14 +9,11 @@ namespace kairo::kv {
 namespace {
 
 using testing::ids;
+using testing::make_manager;
 using testing::seq;
 
-KVCacheManager make(int32_t n_blocks, int32_t block_size, bool caching = true) {
-  return KVCacheManager(KVCacheConfig{n_blocks, block_size, caching, hash_block_tokens});
-}
-
 TEST(KVCacheManager, PrefillDecodeSlotsAndFreeOrder) {
-  auto kv = make(10, 4);
+  auto kv = make_manager(10, 4);
   std::vector<int32_t> t = seq(100, 10);
   const PrefixHit hit = kv.get_computed_blocks(t);
   EXPECT_TRUE(hit.blocks.empty());
@@ -54,7 +51,7 @@ TEST(KVCacheManager, PrefillDecodeSlotsAndFreeOrder) {
 }
 
 TEST(KVCacheManager, OutOfBlocksChangesNothing) {
-  auto kv = make(4, 4);  // 3 usable blocks
+  auto kv = make_manager(4, 4);  // 3 usable blocks
   ASSERT_EQ(kv.allocate_slots(1, seq(0, 8), 8)->new_blocks, ids({1, 2}));
   EXPECT_FALSE(kv.allocate_slots(2, seq(50, 9), 9).has_value());
   EXPECT_FALSE(kv.has_request(2));
@@ -71,7 +68,7 @@ TEST(KVCacheManager, OutOfBlocksChangesNothing) {
 }
 
 TEST(KVCacheManager, PrefixCachingDisabled) {
-  auto kv = make(6, 2, /*caching=*/false);
+  auto kv = make_manager(6, 2, /*caching=*/false);
   const auto t = seq(0, 6);
   ASSERT_EQ(kv.allocate_slots(1, t, 6)->new_blocks, ids({1, 2, 3}));
   EXPECT_EQ(kv.pool().n_cached(), 0);
@@ -83,7 +80,7 @@ TEST(KVCacheManager, PrefixCachingDisabled) {
 }
 
 TEST(KVCacheManager, FreeAndAbortReturnEverything) {
-  auto kv = make(20, 4);
+  auto kv = make_manager(20, 4);
   const auto prompt = seq(0, 14);
   auto hit = kv.get_computed_blocks(prompt);
   ASSERT_TRUE(kv.allocate_slots(1, prompt, 14, &hit));

@@ -27,6 +27,11 @@ inline std::vector<int32_t> seq(int32_t first, int32_t n) {
   return out;
 }
 
+// A manager with blocks of block_size tokens, prefix caching on unless caching is false.
+inline KVCacheManager make_manager(int32_t n_blocks, int32_t block_size, bool caching = true) {
+  return KVCacheManager(KVCacheConfig{n_blocks, block_size, caching, hash_block_tokens});
+}
+
 inline std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;

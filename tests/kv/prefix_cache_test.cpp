@@ -9,9 +9,10 @@ namespace {
 
 using testing::concat;
 using testing::ids;
+using testing::make_manager;
 using testing::seq;
 
-KVCacheManager make(int32_t n_blocks, int32_t block_size, BlockHashFn fn = hash_block_tokens) {
+KVCacheManager make_hashed(int32_t n_blocks, int32_t block_size, BlockHashFn fn) {
   return KVCacheManager(KVCacheConfig{n_blocks, block_size, true, std::move(fn)});
 }
 
@@ -32,7 +33,7 @@ std::vector<int32_t> run_turn(KVCacheManager& kv, RequestId id, std::vector<int3
 }
 
 TEST(PrefixCache, ResentMultiTurnConversationHitsAllFullHistoryBlocks) {
-  auto kv = make(32, 4);
+  auto kv = make_manager(32, 4);
   const auto history = run_turn(kv, 1, seq(1000, 22), 5, 5000);  // 27 tokens, KV for 26
   const auto turn1_blocks = kv.block_table(1);
   ASSERT_EQ(turn1_blocks, ids({1, 2, 3, 4, 5, 6, 7}));
@@ -57,7 +58,7 @@ TEST(PrefixCache, ResentMultiTurnConversationHitsAllFullHistoryBlocks) {
 }
 
 TEST(PrefixCache, HitsOnRunningRequestShareBlocks) {
-  auto kv = make(16, 4);
+  auto kv = make_manager(16, 4);
   const auto prompt = seq(0, 13);
   run_turn(kv, 1, prompt, 1, 900);
   const PrefixHit hit = kv.get_computed_blocks(prompt);
@@ -71,7 +72,7 @@ TEST(PrefixCache, HitsOnRunningRequestShareBlocks) {
 }
 
 TEST(PrefixCache, NeverCoversTheLastToken) {
-  auto kv = make(8, 4);
+  auto kv = make_manager(8, 4);
   run_turn(kv, 1, seq(0, 9), 1, 50);  // blocks of tokens 0-3 and 4-7 cached
   kv.free(1);
   EXPECT_EQ(kv.get_computed_blocks(seq(0, 8)).n_tokens, 4);
@@ -81,7 +82,7 @@ TEST(PrefixCache, NeverCoversTheLastToken) {
 }
 
 TEST(PrefixCache, SaltsSeparateTenants) {
-  auto kv = make(8, 4);
+  auto kv = make_manager(8, 4);
   run_turn(kv, 1, seq(0, 9), 1, 50, "alice");
   kv.free(1);
   EXPECT_EQ(kv.get_computed_blocks(seq(0, 9), "bob").n_tokens, 0);
@@ -90,7 +91,7 @@ TEST(PrefixCache, SaltsSeparateTenants) {
 }
 
 TEST(PrefixCache, EvictedBlocksStopHitting) {
-  auto kv = make(4, 2);  // 3 usable
+  auto kv = make_manager(4, 2);       // 3 usable
   run_turn(kv, 1, seq(0, 5), 1, 50);  // blocks 1,2 cached, 3 partial
   kv.free(1);
   EXPECT_EQ(kv.pool().free_list(), ids({3, 2, 1}));
@@ -101,7 +102,7 @@ TEST(PrefixCache, EvictedBlocksStopHitting) {
 }
 
 TEST(PrefixCache, ConcurrentDuplicateFirstPublisherWins) {
-  auto kv = make(12, 4);
+  auto kv = make_manager(12, 4);
   const auto prompt = seq(0, 9);
   ASSERT_EQ(kv.allocate_slots(1, prompt, 9)->new_blocks, ids({1, 2, 3}));
   ASSERT_EQ(kv.allocate_slots(2, prompt, 9)->new_blocks, ids({4, 5, 6}));  // no lookup: computes a duplicate
@@ -112,7 +113,7 @@ TEST(PrefixCache, ConcurrentDuplicateFirstPublisherWins) {
 }
 
 TEST(PrefixCache, StaleHitIsTruncatedOnAdoption) {
-  auto kv = make(6, 2);
+  auto kv = make_manager(6, 2);
   run_turn(kv, 1, seq(0, 5), 1, 50);  // 1,2 cached; 3 partial
   kv.free(1);                          // free: 3 4 5 2 1
   const PrefixHit hit = kv.get_computed_blocks(seq(0, 5));
@@ -129,7 +130,7 @@ TEST(PrefixCache, StaleHitIsTruncatedOnAdoption) {
 
 // Collision safety: a hit must never return a block whose KV belongs to another prefix.
 TEST(PrefixCache, ConstantHashNeverReturnsWrongBlocks) {
-  auto kv = make(16, 4, [](uint64_t, std::span<const int32_t>, std::string_view) { return uint64_t{7}; });
+  auto kv = make_hashed(16, 4, [](uint64_t, std::span<const int32_t>, std::string_view) { return uint64_t{7}; });
   run_turn(kv, 1, seq(0, 9), 1, 50);
   EXPECT_TRUE(kv.pool().is_cached(BlockId{1}));
   EXPECT_FALSE(kv.pool().is_cached(BlockId{2}));  // hash 7 taken: not published
@@ -140,9 +141,8 @@ TEST(PrefixCache, ConstantHashNeverReturnsWrongBlocks) {
 
 TEST(PrefixCache, HashIgnoringParentIsCaughtByParentCheck) {
   // Hash of the block's tokens only: "C after A" and "C after B" collide.
-  auto kv = make(16, 4, [](uint64_t, std::span<const int32_t> t, std::string_view e) {
-    return hash_block_tokens(0, t, e);
-  });
+  auto kv = make_hashed(
+      16, 4, [](uint64_t, std::span<const int32_t> t, std::string_view e) { return hash_block_tokens(0, t, e); });
   const auto A = seq(0, 4), B = seq(10, 4), C = seq(20, 4);
   run_turn(kv, 1, concat(concat(A, C), {99}), 1, 50);  // A, C published
   run_turn(kv, 2, concat(B, {98}), 1, 60);               // B published
@@ -154,9 +154,8 @@ TEST(PrefixCache, HashIgnoringParentIsCaughtByParentCheck) {
 }
 
 TEST(PrefixCache, HashIgnoringSaltIsCaughtBySaltCheck) {
-  auto kv = make(8, 4, [](uint64_t p, std::span<const int32_t> t, std::string_view) {
-    return hash_block_tokens(p, t, {});
-  });
+  auto kv = make_hashed(
+      8, 4, [](uint64_t p, std::span<const int32_t> t, std::string_view) { return hash_block_tokens(p, t, {}); });
   run_turn(kv, 1, seq(0, 9), 1, 50, "alice");
   kv.free(1);
   EXPECT_EQ(kv.get_computed_blocks(seq(0, 9), "mallory").n_tokens, 0);

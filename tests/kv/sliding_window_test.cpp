@@ -14,7 +14,7 @@ using testing::ids;
 using testing::seq;
 
 // window 8 over blocks of 4: a token at position p reads [p - 7, p], at most three blocks.
-KVCacheManager make(int32_t n_blocks, int32_t n_window_blocks, bool caching = true) {
+KVCacheManager make_windowed(int32_t n_blocks, int32_t n_window_blocks, bool caching = true) {
   return KVCacheManager(KVCacheConfig{n_blocks, 4, caching, hash_block_tokens, 8, n_window_blocks});
 }
 
@@ -25,7 +25,7 @@ int32_t n_live(const std::vector<BlockId>& table) {
 }
 
 TEST(SlidingWindowGroup, FirstBlockAWindowReaches) {
-  auto kv = make(10, 10);
+  auto kv = make_windowed(10, 10);
   EXPECT_EQ(kv.first_window_block(0), 0);
   EXPECT_EQ(kv.first_window_block(7), 0);   // reads [0, 7]
   EXPECT_EQ(kv.first_window_block(11), 1);  // reads [4, 11]
@@ -35,7 +35,7 @@ TEST(SlidingWindowGroup, FirstBlockAWindowReaches) {
 }
 
 TEST(SlidingWindowGroup, ReleasesBlocksBehindTheWindowAtTheNextAllocation) {
-  auto kv = make(20, 20);
+  auto kv = make_windowed(20, 20);
   std::vector<int32_t> t = seq(100, 10);
   const auto a = kv.allocate_slots(1, t, 10);
   ASSERT_TRUE(a);
@@ -64,7 +64,7 @@ TEST(SlidingWindowGroup, ReleasesBlocksBehindTheWindowAtTheNextAllocation) {
 }
 
 TEST(SlidingWindowGroup, LongSequenceHoldsABoundedNumberOfWindowedBlocks) {
-  auto kv = make(40, 8);  // 7 usable windowed blocks for a 128-token sequence
+  auto kv = make_windowed(40, 8);  // 7 usable windowed blocks for a 128-token sequence
   std::vector<int32_t> t = seq(0, 5);
   ASSERT_TRUE(kv.allocate_slots(1, t, 5));
   int32_t most = 0;
@@ -80,7 +80,7 @@ TEST(SlidingWindowGroup, LongSequenceHoldsABoundedNumberOfWindowedBlocks) {
 }
 
 TEST(SlidingWindowGroup, ChunkedPrefillOverTheWindowFitsASmallPool) {
-  auto kv = make(40, 8);
+  auto kv = make_windowed(40, 8);
   const std::vector<int32_t> t = seq(0, 64);
   for (int32_t start = 0; start < 64; start += 8) ASSERT_TRUE(kv.allocate_slots(1, t, 8)) << start;
   EXPECT_LE(n_live(kv.block_table(1, KvGroup::Window)), 5);
@@ -88,7 +88,7 @@ TEST(SlidingWindowGroup, ChunkedPrefillOverTheWindowFitsASmallPool) {
 }
 
 TEST(SlidingWindowGroup, OutOfWindowedBlocksIsNulloptAndKeepsTheFullGroup) {
-  auto kv = make(40, 4);  // 3 usable windowed blocks
+  auto kv = make_windowed(40, 4);  // 3 usable windowed blocks
   ASSERT_TRUE(kv.allocate_slots(1, seq(0, 12), 12));
   EXPECT_FALSE(kv.allocate_slots(2, seq(50, 4), 4).has_value());
   EXPECT_FALSE(kv.has_request(2));
@@ -96,7 +96,7 @@ TEST(SlidingWindowGroup, OutOfWindowedBlocksIsNulloptAndKeepsTheFullGroup) {
 }
 
 TEST(SlidingWindowGroup, PrefixHitNeedsOnlyTheBlocksTheWindowReaches) {
-  auto kv = make(40, 20);
+  auto kv = make_windowed(40, 20);
   const std::vector<int32_t> prompt = seq(0, 32);
   ASSERT_TRUE(kv.allocate_slots(1, prompt, 32));
   kv.free(1);
@@ -114,7 +114,7 @@ TEST(SlidingWindowGroup, PrefixHitNeedsOnlyTheBlocksTheWindowReaches) {
 }
 
 TEST(SlidingWindowGroup, EvictedWindowedBlocksShortenTheHit) {
-  auto kv = make(40, 6);  // 5 usable windowed blocks
+  auto kv = make_windowed(40, 6);  // 5 usable windowed blocks
   const std::vector<int32_t> prompt = seq(0, 16);
   ASSERT_TRUE(kv.allocate_slots(1, prompt, 16));  // windowed 1..4, all published
   kv.free(1);
@@ -132,7 +132,7 @@ TEST(SlidingWindowGroup, EvictedWindowedBlocksShortenTheHit) {
 TEST(SlidingWindowGroup, HitIsVerifiedAgainstTheFullGroupsBlock) {
   // Evicting the full-attention block a windowed block was computed with makes the windowed copy unreachable, even
   // though its own hash and tokens still match.
-  auto kv = make(5, 20);  // 4 usable full blocks
+  auto kv = make_windowed(5, 20);  // 4 usable full blocks
   const std::vector<int32_t> prompt = seq(0, 8);
   ASSERT_TRUE(kv.allocate_slots(1, prompt, 8));
   kv.free(1);
@@ -150,7 +150,7 @@ TEST(SlidingWindowGroup, HitIsVerifiedAgainstTheFullGroupsBlock) {
 }
 
 TEST(SlidingWindowGroup, ForkSharesWindowedBlocksAndCopiesOnWrite) {
-  auto kv = make(20, 20);
+  auto kv = make_windowed(20, 20);
   const std::vector<int32_t> prompt = seq(0, 6);
   ASSERT_TRUE(kv.allocate_slots(1, prompt, 6));
   kv.fork(1, 2);

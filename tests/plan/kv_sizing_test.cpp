@@ -12,7 +12,7 @@
 namespace kairo::plan {
 namespace {
 
-model::ModelConfig synth_llama() {
+model::ModelConfig synth_llama_config() {
   auto file = gguf::File::open(std::string(KAIRO_SHARED_DIR) + "/models/synth-llama-gqa.Q8_0.gguf");
   EXPECT_TRUE(file.ok());
   auto config = model::read_config(*file);
@@ -23,7 +23,7 @@ model::ModelConfig synth_llama() {
 constexpr uint64_t kSynthWeights = 1885184;  // see weights_test.cpp
 
 TEST(KvSizing, BytesPerTokenByDtype) {
-  const auto c = synth_llama();
+  const auto c = synth_llama_config();
   // 2 (K and V) × 2 layers × 2 KV heads × 32 values.
   EXPECT_EQ(kv_bytes_per_token(c, DType::F16).value(), 2u * 2 * 2 * 32 * 2);
   EXPECT_EQ(kv_bytes_per_token(c, DType::BF16).value(), 2u * 2 * 2 * 32 * 2);
@@ -33,7 +33,7 @@ TEST(KvSizing, BytesPerTokenByDtype) {
 }
 
 TEST(KvSizing, Q8_0NeedsHeadSizeMultipleOf32) {
-  model::ModelConfig c = synth_llama();
+  model::ModelConfig c = synth_llama_config();
   c.head_dim = 16;
   auto r = kv_bytes_per_token(c, DType::Q8_0);
   ASSERT_FALSE(r.ok());
@@ -46,7 +46,7 @@ TEST(KvSizing, PoolTakesEveryWholeBlockTheBudgetLeaves) {
   r.budget_bytes = 4u << 20;
   r.weights_bytes = kSynthWeights;
   r.max_model_len = 512;
-  auto s = size_kv_pool(synth_llama(), r);
+  auto s = size_kv_pool(synth_llama_config(), r);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->bytes_per_block, 16u * 512);
   EXPECT_EQ(s->n_blocks, ((4 << 20) - 1885184) / 8192);  // 281
@@ -62,7 +62,7 @@ TEST(KvSizing, PartialBlockRoundsUp) {
   r.budget_bytes = 4u << 20;
   r.weights_bytes = kSynthWeights;
   r.max_model_len = 17;  // two blocks of 16
-  auto s = size_kv_pool(synth_llama(), r);
+  auto s = size_kv_pool(synth_llama_config(), r);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->blocks_per_sequence, 2);
   EXPECT_EQ(s->max_concurrency_at_max_len, 140);
@@ -74,7 +74,7 @@ TEST(KvSizing, RefusalNamesEveryKnobAndTheValueThatFits) {
   r.weights_bytes = kSynthWeights;
   r.max_model_len = 512;
   r.min_concurrency = 16;  // 16 × 32 blocks × 8 KiB = 4 MiB
-  auto s = size_kv_pool(synth_llama(), r);
+  auto s = size_kv_pool(synth_llama_config(), r);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message,
             "context 512 × concurrency 16 needs 4.0 MiB of KV cache but only 2.2 MiB is left after 1.8 MiB of weights "
@@ -83,18 +83,18 @@ TEST(KvSizing, RefusalNamesEveryKnobAndTheValueThatFits) {
   // The suggested values do fit.
   KvPoolRequest shorter = r;
   shorter.max_model_len = 272;
-  EXPECT_TRUE(size_kv_pool(synth_llama(), shorter).ok());
+  EXPECT_TRUE(size_kv_pool(synth_llama_config(), shorter).ok());
   KvPoolRequest fewer = r;
   fewer.min_concurrency = 8;
-  EXPECT_TRUE(size_kv_pool(synth_llama(), fewer).ok());
+  EXPECT_TRUE(size_kv_pool(synth_llama_config(), fewer).ok());
   KvPoolRequest q8 = r;
   q8.kv_dtype = DType::Q8_0;
-  EXPECT_TRUE(size_kv_pool(synth_llama(), q8).ok());
+  EXPECT_TRUE(size_kv_pool(synth_llama_config(), q8).ok());
   KvPoolRequest bigger = r;
   bigger.budget_bytes = 6079488;
-  EXPECT_TRUE(size_kv_pool(synth_llama(), bigger).ok());
+  EXPECT_TRUE(size_kv_pool(synth_llama_config(), bigger).ok());
   bigger.budget_bytes -= 1;
-  EXPECT_FALSE(size_kv_pool(synth_llama(), bigger).ok());
+  EXPECT_FALSE(size_kv_pool(synth_llama_config(), bigger).ok());
 }
 
 TEST(KvSizing, BudgetKnobIsScaledToTheDeviceMemory) {
@@ -105,7 +105,7 @@ TEST(KvSizing, BudgetKnobIsScaledToTheDeviceMemory) {
   r.min_concurrency = 16;
   r.knobs.budget = "--mem-gb";
   r.knobs.budget_scale = 0.5;  // half the device's memory is usable: it needs twice the budget
-  auto s = size_kv_pool(synth_llama(), r);
+  auto s = size_kv_pool(synth_llama_config(), r);
   ASSERT_FALSE(s.ok());
   const std::string& m = s.error().message;
   EXPECT_EQ(m.substr(m.find("raise")), "raise --mem-gb to at least 11.6 MiB");  // 2 × 6079488 B
@@ -136,10 +136,10 @@ TEST(KvSizing, BadRequestIsAnErrorNotACrash) {
   KvPoolRequest r;
   r.budget_bytes = 1u << 30;
   r.max_model_len = 0;
-  EXPECT_FALSE(size_kv_pool(synth_llama(), r).ok());
+  EXPECT_FALSE(size_kv_pool(synth_llama_config(), r).ok());
   r.max_model_len = 16;
   r.block_size = 0;
-  EXPECT_FALSE(size_kv_pool(synth_llama(), r).ok());
+  EXPECT_FALSE(size_kv_pool(synth_llama_config(), r).ok());
 }
 
 TEST(KvSizing, PoolStopsAtMaxSequences) {
@@ -148,14 +148,14 @@ TEST(KvSizing, PoolStopsAtMaxSequences) {
   r.weights_bytes = kSynthWeights;
   r.max_model_len = 512;
   r.max_sequences = 3;  // room for 281 blocks, a full batch uses 3 × 32
-  auto s = size_kv_pool(synth_llama(), r);
+  auto s = size_kv_pool(synth_llama_config(), r);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->n_blocks, 96);
   EXPECT_EQ(s->n_token_slots, 1536);
   EXPECT_EQ(s->kv_bytes, 96u * 8192);
   EXPECT_EQ(s->max_concurrency_at_max_len, 3);
   r.max_sequences = 100;  // the budget binds first
-  EXPECT_EQ(size_kv_pool(synth_llama(), r)->n_blocks, 281);
+  EXPECT_EQ(size_kv_pool(synth_llama_config(), r)->n_blocks, 281);
 }
 
 // `kairo serve --kv-cache-memory`: a budget for the KV cache alone, so the message does not talk about weights.
@@ -171,14 +171,14 @@ TEST(KvSizing, KvOnlyBudgetRefusal) {
   EXPECT_EQ(kv_only.budget_bytes, 144u << 10);
   EXPECT_EQ(kv_only.weights_bytes + kv_only.activation_bytes + kv_only.overhead_bytes, 0u);
   EXPECT_EQ(kv_only.max_sequences, 0);
-  auto s = size_kv_pool(synth_llama(), kv_only);
+  auto s = size_kv_pool(synth_llama_config(), kv_only);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message,
             "context 512 × concurrency 1 needs 256.0 KiB of KV cache but the KV cache budget is 144.0 KiB; lower "
             "--max-model-len to 288, or use --kv-dtype q8_0 (136.0 KiB of KV cache), or raise --kv-cache-memory to "
             "at least 256.0 KiB");
   // Enough for one sequence: exactly the blocks the budget holds, no cap.
-  auto fits = size_kv_pool(synth_llama(), kv_cache_budget_request(r, 1u << 20));
+  auto fits = size_kv_pool(synth_llama_config(), kv_cache_budget_request(r, 1u << 20));
   ASSERT_TRUE(fits.ok());
   EXPECT_EQ(fits->n_blocks, 128);
 }

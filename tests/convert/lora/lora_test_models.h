@@ -7,17 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "convert/convert_test_util.h"
 #include "convert/synth.h"
 #include "model/model.h"
 #include "test_paths.h"
 
 namespace kairo::convert::testing {
-
-// Per process: ctest runs two test processes at once, and two of them writing one base model's file while the other
-// reads it made a load fail (LoraSynthTest in the CI's ASan stage).
-inline std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "/kairo_lora_" + std::to_string(::getpid()) + "_" + name;
-}
 
 inline SynthOptions small_base_options(const std::string& scheme, int dim = 64, int ffn = 96) {
   SynthOptions o;

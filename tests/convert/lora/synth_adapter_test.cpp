@@ -17,13 +17,9 @@
 namespace kairo::convert {
 namespace {
 
+using testing::read_all;
 using testing::temp_path;
 using testing::write_small_base;
-
-std::vector<char> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 Result<model::lora::Adapter> load(const std::string& adapter, const std::string& base_path, float scale = 1.0f) {
   KAIRO_TRY_ASSIGN(const gguf::File base, gguf::File::open(base_path));
