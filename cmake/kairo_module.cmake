@@ -59,7 +59,7 @@ endfunction()
 # kairo_test(MODULE DEPS <targets...>): one GoogleTest binary per tests/<module>/ folder.
 function(kairo_test name)
   # UNITY: the files may share a translation unit (no two define the same name in the same namespace): with
-  # KAIRO_UNITY_TESTS on, they compile in batches of 8 (test_server: 274 -> 116 s of compiler time).
+  # KAIRO_UNITY_BUILD on, they compile in batches of 8 (test_server: 274 -> 116 s of compiler time).
   cmake_parse_arguments(ARG "UNITY" "" "DEPS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   # Tests of one architecture's kernels (row_tiles_avx2_test.cpp, row_tiles_neon_test.cpp) call functions that exist
@@ -77,7 +77,7 @@ function(kairo_test name)
   # than at -O3 (tests/server/chat_test.cpp: 14.5 -> 9.2 s), and the suite's time is spent in the library (the
   # speculative-sampling tests took the same time either way).
   target_compile_options(test_${name} PRIVATE $<$<CONFIG:Release>:-O1>)
-  if(KAIRO_UNITY_TESTS AND ARG_UNITY)
+  if(KAIRO_UNITY_BUILD AND ARG_UNITY)
     set_target_properties(test_${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
   endif()
   target_link_libraries(test_${name} PRIVATE ${ARG_DEPS} kairo_testing GTest::gtest GTest::gmock GTest::gtest_main)

@@ -14,7 +14,7 @@ std::vector<BenchEntry>& bench_registry() {
 
 namespace {
 
-void setup(CLI::App& app) {
+void setup_bench(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmarks: hardware ceilings, models, serving load");
   cmd->require_subcommand(1);
   auto entries = bench_registry();
@@ -24,6 +24,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(bench, setup);
+KAIRO_REGISTER_COMMAND(bench, setup_bench);
 
 }  // namespace kairo::tools

@@ -148,7 +148,7 @@ int run_bench_batch(const BatchArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& bench) {
+void setup_bench_batch(CLI::App& bench) {
   auto a = std::make_shared<BatchArgs>();
   CLI::App* cmd = bench.add_subcommand("batch", "Aggregate t/s of B sequences decoded together (llama-batched-bench)");
   add_device_option(cmd, a->device);
@@ -185,6 +185,6 @@ void setup(CLI::App& bench) {
 
 }  // namespace
 
-KAIRO_REGISTER_BENCH(batch, setup);
+KAIRO_REGISTER_BENCH(batch, setup_bench_batch);
 
 }  // namespace kairo::tools

@@ -87,7 +87,7 @@ int run_grammar(const GrammarArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& bench) {
+void setup_bench_grammar(CLI::App& bench) {
   auto a = std::make_shared<GrammarArgs>();
   CLI::App* cmd = bench.add_subcommand("grammar", "Constrained-output cost: token-mask time per step, schema compile");
   cmd->add_option("--model,-m", a->model, "GGUF file whose tokenizer gives the vocabulary")->required();
@@ -104,6 +104,6 @@ void setup(CLI::App& bench) {
 
 }  // namespace
 
-KAIRO_REGISTER_BENCH(grammar, setup);
+KAIRO_REGISTER_BENCH(grammar, setup_bench_grammar);
 
 }  // namespace kairo::tools

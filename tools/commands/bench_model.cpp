@@ -187,7 +187,7 @@ int run_bench_model(const ModelArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& bench) {
+void setup_bench_model(CLI::App& bench) {
   auto a = std::make_shared<ModelArgs>();
   CLI::App* cmd = bench.add_subcommand("model", "Prefill (pp) and decode (tg) speed of a model, like llama-bench");
   add_device_option(cmd, a->device);
@@ -214,6 +214,6 @@ void setup(CLI::App& bench) {
 
 }  // namespace
 
-KAIRO_REGISTER_BENCH(model, setup);
+KAIRO_REGISTER_BENCH(model, setup_bench_model);
 
 }  // namespace kairo::tools

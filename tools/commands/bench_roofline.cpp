@@ -82,7 +82,7 @@ int run_roofline(const RooflineArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& bench) {
+void setup_bench_roofline(CLI::App& bench) {
   auto args = std::make_shared<RooflineArgs>();
   CLI::App* cmd = bench.add_subcommand("roofline", "Measure memory read bandwidth and int8/bf16 dot throughput");
   cmd->add_option("--buffer-mb", args->buffer_mb, "Read buffer size in MiB (well above the last-level cache)")
@@ -97,6 +97,6 @@ void setup(CLI::App& bench) {
 
 }  // namespace
 
-KAIRO_REGISTER_BENCH(roofline, setup);
+KAIRO_REGISTER_BENCH(roofline, setup_bench_roofline);
 
 }  // namespace kairo::tools

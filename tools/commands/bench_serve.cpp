@@ -38,7 +38,7 @@ auto level_progress_bars() {
   };
 }
 
-struct ServeArgs {
+struct BenchServeArgs {
   std::string url, model, api_key, endpoint = "completions", workload = "random", concurrency, request_rate;
   std::string json_out, plot;
   int input_tokens = 128, output_tokens = 64, long_input_tokens = 1024, long_output_tokens = 256;
@@ -74,7 +74,7 @@ Status write_file(const std::string& path, const std::string& text) {
   return {};
 }
 
-Result<bs::SweepOptions> make_options(const ServeArgs& a) {
+Result<bs::SweepOptions> make_options(const BenchServeArgs& a) {
   bs::SweepOptions o;
   KAIRO_TRY_ASSIGN(o.client.url, bs::parse_url(a.url));
   KAIRO_TRY_ASSIGN(o.workload.kind, bs::parse_workload_kind(a.workload));
@@ -122,7 +122,7 @@ Result<bs::SweepOptions> make_options(const ServeArgs& a) {
   return o;
 }
 
-nlohmann::json config_json(const ServeArgs& a, const bs::SweepOptions& o) {
+nlohmann::json config_json(const BenchServeArgs& a, const bs::SweepOptions& o) {
   return {{"url", a.url},
           {"model", o.client.model},
           {"endpoint", o.workload.kind == bs::WorkloadKind::MultiTurn ? "chat" : a.endpoint},
@@ -140,7 +140,7 @@ nlohmann::json config_json(const ServeArgs& a, const bs::SweepOptions& o) {
 }
 
 // --background-api-key: the foreground alone, then during another tenant's burst (bench/serve/tenant_fairness.h).
-int run_fairness(const ServeArgs& a, const bs::SweepOptions& options) {
+int run_fairness(const BenchServeArgs& a, const bs::SweepOptions& options) {
   auto result = bs::run_fairness(options, a.background);
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n", result.error().message.c_str());
@@ -163,7 +163,7 @@ int run_fairness(const ServeArgs& a, const bs::SweepOptions& options) {
   return rc;
 }
 
-int run_serve(const ServeArgs& a) {
+int run_bench_serve(const BenchServeArgs& a) {
   auto options = make_options(a);
   if (!options.ok()) {
     std::fprintf(stderr, "error: %s\n", options.error().message.c_str());
@@ -200,8 +200,8 @@ int run_serve(const ServeArgs& a) {
   return rc;
 }
 
-void setup(CLI::App& bench) {
-  auto a = std::make_shared<ServeArgs>();
+void setup_bench_serve(CLI::App& bench) {
+  auto a = std::make_shared<BenchServeArgs>();
   CLI::App* cmd = bench.add_subcommand("serve", "Load-test an OpenAI-compatible server (TTFT, TPOT, ITL, throughput)");
   cmd->add_option("--url", a->url, "Server base URL, e.g. http://127.0.0.1:8080")->required();
   cmd->add_option("--model", a->model, "Model name to send (default: the first of GET /v1/models)");
@@ -240,11 +240,11 @@ void setup(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_flag("--progress", a->progress, "Progress bar even when stderr is not a terminal");
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar");
-  cmd->callback([a] { set_exit_code(run_serve(*a)); });
+  cmd->callback([a] { set_exit_code(run_bench_serve(*a)); });
 }
 
 }  // namespace
 
-KAIRO_REGISTER_BENCH(serve, setup);
+KAIRO_REGISTER_BENCH(serve, setup_bench_serve);
 
 }  // namespace kairo::tools

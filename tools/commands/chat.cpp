@@ -110,7 +110,7 @@ int run_chat(const ChatArgs& a) {
   return session.run(*input);
 }
 
-void setup(CLI::App& app) {
+void setup_chat(CLI::App& app) {
   auto a = std::make_shared<ChatArgs>();
   CLI::App* cmd =
       app.add_subcommand("chat", "Chat with a model in the terminal (reads one message per line from a pipe)");
@@ -136,6 +136,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(chat, setup);
+KAIRO_REGISTER_COMMAND(chat, setup_chat);
 
 }  // namespace kairo::tools

@@ -73,7 +73,7 @@ int run_detokenize(const DetokenizeArgs& args) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_detokenize(CLI::App& app) {
   auto args = std::make_shared<DetokenizeArgs>();
   CLI::App* cmd = app.add_subcommand("detokenize", "Print the text of token ids");
   cmd->add_option("--model,-m", args->model, "GGUF file whose tokenizer to use")->required();
@@ -84,6 +84,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(detokenize, setup);
+KAIRO_REGISTER_COMMAND(detokenize, setup_detokenize);
 
 }  // namespace kairo::tools

@@ -9,7 +9,7 @@
 namespace kairo::tools {
 namespace {
 
-void setup(CLI::App& app) {
+void setup_devices(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("devices", "List the devices kairo can run on (--device cpu|vulkan[:N]|cuda[:N])");
   cmd->add_flag("--json", *json, "Print JSON");
@@ -25,5 +25,5 @@ void setup(CLI::App& app) {
 }
 
 }  // namespace
-KAIRO_REGISTER_COMMAND(devices, setup);
+KAIRO_REGISTER_COMMAND(devices, setup_devices);
 }  // namespace kairo::tools

@@ -62,7 +62,7 @@ int run_inspect(const InspectArgs& args) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_inspect(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "Show a GGUF file's metadata, tensors and parameter count");
   cmd->add_option("model", args->model, "GGUF file")->required();
@@ -72,6 +72,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(inspect, setup);
+KAIRO_REGISTER_COMMAND(inspect, setup_inspect);
 
 }  // namespace kairo::tools

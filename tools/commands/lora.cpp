@@ -14,7 +14,7 @@
 namespace kairo::tools {
 namespace {
 
-struct SynthArgs {
+struct LoraSynthArgs {
   std::string base, out;
   int rank = 16;
   std::optional<float> alpha;
@@ -35,7 +35,7 @@ int fail(const std::string& message) {
   return 1;
 }
 
-int run_synth(const SynthArgs& a) {
+int run_lora_synth(const LoraSynthArgs& a) {
   convert::AdapterSynthOptions o;
   o.rank = a.rank;
   o.alpha = a.alpha;
@@ -69,7 +69,7 @@ struct MergeArgs {
   int max_rank = model::lora::kDefaultMaxRank;
 };
 
-int run_merge(const MergeArgs& a) {
+int run_lora_merge(const MergeArgs& a) {
   convert::MergeOptions o;
   o.scale = a.scale;
   o.max_rank = a.max_rank;
@@ -95,8 +95,8 @@ int run_merge(const MergeArgs& a) {
   return 0;
 }
 
-void setup_synth(CLI::App& parent) {
-  auto a = std::make_shared<SynthArgs>();
+void setup_lora_synth(CLI::App& parent) {
+  auto a = std::make_shared<LoraSynthArgs>();
   CLI::App* cmd = parent.add_subcommand("synth", "Write a random LoRA adapter for a base model (tests, benchmarks)");
   cmd->add_option("base", a->base, "Base model GGUF")->required();
   cmd->add_option("out", a->out, "Output adapter GGUF")->required();
@@ -109,10 +109,10 @@ void setup_synth(CLI::App& parent) {
   cmd->add_option("--strength", a->strength, "Std of the delta's elements relative to the base weights' RMS")
       ->capture_default_str();
   cmd->add_option("--max-lora-rank", a->max_rank, "Largest rank accepted")->capture_default_str();
-  cmd->callback([a] { set_exit_code(run_synth(*a)); });
+  cmd->callback([a] { set_exit_code(run_lora_synth(*a)); });
 }
 
-void setup_merge(CLI::App& parent) {
+void setup_lora_merge(CLI::App& parent) {
   auto a = std::make_shared<MergeArgs>();
   CLI::App* cmd = parent.add_subcommand("merge", "Bake a LoRA adapter into a model: W + scale * B*A, same types");
   cmd->add_option("base", a->base, "Base model GGUF")->required();
@@ -121,18 +121,18 @@ void setup_merge(CLI::App& parent) {
   cmd->add_option("--scale", a->scale, "User scale (times alpha / rank)")->capture_default_str();
   cmd->add_option("--threads", a->threads, "Threads (0 = all available cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--max-lora-rank", a->max_rank, "Largest rank accepted")->capture_default_str();
-  cmd->callback([a] { set_exit_code(run_merge(*a)); });
+  cmd->callback([a] { set_exit_code(run_lora_merge(*a)); });
 }
 
-void setup(CLI::App& app) {
+void setup_lora(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lora", "LoRA adapters (llama.cpp GGUF format): synth, merge");
   cmd->require_subcommand(1);
-  setup_synth(*cmd);
-  setup_merge(*cmd);
+  setup_lora_synth(*cmd);
+  setup_lora_merge(*cmd);
 }
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(lora, setup);
+KAIRO_REGISTER_COMMAND(lora, setup_lora);
 
 }  // namespace kairo::tools

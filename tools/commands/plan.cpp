@@ -395,7 +395,7 @@ int run_plan(const PlanArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_plan(CLI::App& app) {
   auto a = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand("plan", "Memory and speed bounds of a model on a device, before running it");
   cmd->add_option("--model", a->model, "GGUF file (only its header is read)");
@@ -431,6 +431,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(plan, setup);
+KAIRO_REGISTER_COMMAND(plan, setup_plan);
 
 }  // namespace kairo::tools

@@ -54,7 +54,7 @@ int run_quantize(const QuantizeArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_quantize(CLI::App& app) {
   auto a = std::make_shared<QuantizeArgs>();
   CLI::App* cmd = app.add_subcommand("quantize", "Convert a GGUF model's weights to another type (llama.cpp's rules)");
   cmd->add_option("in", a->in, "Input GGUF (F32/F16/BF16 weights)")->required();
@@ -68,6 +68,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(quantize, setup);
+KAIRO_REGISTER_COMMAND(quantize, setup_quantize);
 
 }  // namespace kairo::tools

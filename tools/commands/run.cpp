@@ -133,7 +133,7 @@ int run_generate(const RunArgs& args) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Generate a continuation of a prompt");
   add_device_option(cmd, a->device);
@@ -166,6 +166,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(run, setup);
+KAIRO_REGISTER_COMMAND(run, setup_run);
 
 }  // namespace kairo::tools

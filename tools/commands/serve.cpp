@@ -271,7 +271,7 @@ int run_serve(ServeArgs a) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_serve(CLI::App& app) {
   auto a = std::make_shared<ServeArgs>();
   auto& s = a->server;
   auto& lim = s.limits;
@@ -421,6 +421,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(serve, setup);
+KAIRO_REGISTER_COMMAND(serve, setup_serve);
 
 }  // namespace kairo::tools

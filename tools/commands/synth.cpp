@@ -133,7 +133,7 @@ int run_synth(const SynthArgs& a) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_synth(CLI::App& app) {
   auto a = std::make_shared<SynthArgs>();
   CLI::App* cmd = app.add_subcommand(
       "synth", "Write a random-weight GGUF of a real model's shape (for benchmarks): kairo synth PRESET OUT.gguf");
@@ -175,6 +175,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(synth, setup);
+KAIRO_REGISTER_COMMAND(synth, setup_synth);
 
 }  // namespace kairo::tools

@@ -66,7 +66,7 @@ int run_template(const TemplateArgs& args) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_template(CLI::App& app) {
   auto args = std::make_shared<TemplateArgs>();
   CLI::App* cmd = app.add_subcommand("template", "Render a chat template (Jinja2) with a JSON context");
   auto* model = cmd->add_option("--model,-m", args->model, "GGUF file whose tokenizer.chat_template to render");
@@ -81,6 +81,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(template, setup);
+KAIRO_REGISTER_COMMAND(template, setup_template);
 
 }  // namespace kairo::tools

@@ -50,7 +50,7 @@ int run_tokenize(const TokenizeArgs& args, bool have_text, bool have_file) {
   return 0;
 }
 
-void setup(CLI::App& app) {
+void setup_tokenize(CLI::App& app) {
   auto args = std::make_shared<TokenizeArgs>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a text as JSON: {\"tokens\":[...]}");
   cmd->add_option("--model,-m", args->model, "GGUF file whose tokenizer to use")->required();
@@ -64,6 +64,6 @@ void setup(CLI::App& app) {
 
 }  // namespace
 
-KAIRO_REGISTER_COMMAND(tokenize, setup);
+KAIRO_REGISTER_COMMAND(tokenize, setup_tokenize);
 
 }  // namespace kairo::tools
