@@ -92,6 +92,7 @@ StepPlan Scheduler::schedule() {
   begin_fair_step(budget);
   const bool fair = fair_.active();
   if (fair) choose_decode_turns();
+  if (!fair && config_.fair_solo_budget > 0) budget = solo_budget(budget);
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence* seq = running_[i];
     const bool decode = seq->n_uncomputed() == 1;
@@ -281,6 +282,12 @@ void Scheduler::choose_decode_turns() {
     for (size_t k = 0; k < n; ++k) seqs[k]->decode_turn = true;
     t.reserved = static_cast<int>(n);
   }
+}
+
+int Scheduler::solo_budget(int budget) const {
+  int n_decodes = 0;
+  for (const Sequence* seq : running_) n_decodes += seq->n_uncomputed() == 1 ? 1 : 0;
+  return std::min(budget, std::max(config_.fair_solo_budget, n_decodes));
 }
 
 size_t Scheduler::pick_victim(size_t i) const {

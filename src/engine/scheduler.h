@@ -36,6 +36,11 @@ struct SchedulerConfig {
   // interactive client sends its next request a moment after the last one ends, and a step cannot be interrupted:
   // without this, the request would wait for a whole step of the other tenants' burst (issue 25's measurement).
   int fair_linger_steps = 2;
+  // With API-key tenants (kairo serve --api-keys-file): a step's token budget while only one tenant has work; 0 = the
+  // whole max_num_batched_tokens. Another tenant's request that arrives waits for the step in progress (a step cannot
+  // be interrupted), so a shorter solo step bounds that wait; the sharing steps keep the whole budget for the
+  // newcomer's prompt. It cuts prompt chunks only: the tenant's running decodes all still run every step.
+  int fair_solo_budget = 0;
 };
 
 struct ScheduledChunk {
@@ -85,6 +90,8 @@ class Scheduler {
   void begin_fair_step(int budget);
   // Marks the running decodes that fit their tenant's share this step (Sequence::decode_turn), in rotation.
   void choose_decode_turns();
+  // The step's budget while one tenant has work (SchedulerConfig::fair_solo_budget), never below its running decodes.
+  int solo_budget(int budget) const;
   // Index in running_ of the request to preempt so running_[i] gets KV: never one before i (already scheduled).
   size_t pick_victim(size_t i) const;
   void admit_waiting_in_order(int& budget, int& n_long, StepPlan& plan);

@@ -107,5 +107,39 @@ TEST_F(SchedulerFairnessTest, ATenantWhoseRequestEndedKeepsTheOthersStepsShortBr
   EXPECT_EQ(step().n_tokens, 16);
 }
 
+// kairo serve --api-keys-file: while one tenant has work its steps are cut to the solo budget (another tenant's request
+// then waits for a short step), but never below its running decodes, which all run every step; with two tenants at
+// work the whole budget is shared.
+TEST_F(SchedulerFairnessTest, ATenantAloneGetsTheSoloBudgetAndAllItsDecodes) {
+  SchedulerConfig cfg{64, 16, 100, 1, false};
+  cfg.fair_linger_steps = 0;
+  cfg.fair_solo_budget = 4;
+  make(256, cfg);
+  sched_->add(seq(1, 10, 0, "a"));
+  EXPECT_EQ(shape(step()), (Shape{{1, 4}}));
+  // b arrives: a fair step, the whole budget shared (b's prompt fits its share).
+  for (RequestId id = 2; id <= 7; ++id) sched_->add(seq(id, 1, 0, "a"));
+  sched_->add(seq(8, 3, 0, "b"));
+  const StepPlan shared = step();
+  EXPECT_GT(shared.n_tokens, 4);
+  Sequence* b = nullptr;
+  for (const ScheduledChunk& c : shared.chunks) {
+    if (c.seq->id == 8) b = c.seq;
+  }
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->n_computed, 3);
+  sched_->remove(b);
+  // a alone again, with more decodes than the solo budget: every one of them runs, and nothing else.
+  int n_running_decodes = 0;
+  for (RequestId id = 1; id <= 7; ++id) {
+    const Sequence& s = *seqs_[id - 1];
+    n_running_decodes += s.status == SeqStatus::Running && s.n_uncomputed() == 1 ? 1 : 0;
+  }
+  ASSERT_GT(n_running_decodes, 4);
+  const StepPlan solo = step();
+  EXPECT_EQ(solo.n_tokens, n_running_decodes);
+  for (const ScheduledChunk& c : solo.chunks) EXPECT_EQ(c.n_new, 1);
+}
+
 }  // namespace
 }  // namespace kairo::engine
