@@ -103,6 +103,11 @@ const std::string& HttpRequest::header(const std::string& lower_name) const {
   return kEmpty;
 }
 
+Exchange::ErrorRenderer error_renderer_for(const std::string& path) {
+  const Route route = match(path).route;
+  return route == Route::Messages || route == Route::CountTokens ? render_anthropic_error : render_error;
+}
+
 void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
   const std::string request_id = request_id_for(req);
   auto exchange = std::make_shared<Exchange>(std::move(sink), req, request_id,
@@ -111,8 +116,9 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
   RouteMatch m = match(req.path);
   if (m.route == Route::WebUi && !ctx_.config.webui) m = {};  // --no-webui
   // Anthropic's clients read errors in Anthropic's shape: every refusal below, the route's own included.
-  const bool anthropic = m.route == Route::Messages || m.route == Route::CountTokens;
-  if (anthropic) exchange->set_error_renderer(render_anthropic_error);
+  const Exchange::ErrorRenderer render_error = error_renderer_for(req.path);
+  const bool anthropic = render_error == render_anthropic_error;
+  exchange->set_error_renderer(render_error);
 
   if (req.method == "OPTIONS" && !ctx_.config.cors_origin.empty() && m.route != Route::None) {
     HttpResponse resp;  // CORS preflight: answered without a key (browsers send none)

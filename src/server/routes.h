@@ -5,10 +5,16 @@
 #include <string>
 
 #include "server/auth.h"
+#include "server/exchange.h"
 #include "server/http/http_types.h"
 #include "server/server_context.h"
 
 namespace kairo::server {
+
+// How an error to a request for `path` is written: Anthropic's shape on /v1/messages and /v1/messages/count_tokens
+// (Anthropic's clients read no other), OpenAI's everywhere else. The transport's refusals (413, framing, 408 on a slow
+// body) use it too once the request head names the path.
+Exchange::ErrorRenderer error_renderer_for(const std::string& path);
 
 class Router {
  public:

@@ -110,11 +110,11 @@ Status Server::start() {
   Router* router = &impl_->router;
   impl_->http = std::make_unique<HttpServer>(
       options, [router](HttpRequest req, std::shared_ptr<ResponseSink> sink) { router->handle(std::move(req), sink); },
-      [ctx](int status, const std::string& message) {
+      [ctx](int status, const std::string& message, const std::string& path) {
         ctx->metrics.count_http_status(status);
         HttpResponse resp;
         resp.status = status;
-        resp.body = render_error(api_error(status, message));
+        resp.body = error_renderer_for(path)(api_error(status, message));
         return resp;
       });
   KAIRO_TRY_STATUS(impl_->http->listen(c.host, c.port));

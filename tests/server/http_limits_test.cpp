@@ -49,6 +49,45 @@ TEST_F(HttpLimitsTest, OversizedChunkedBodyGets413) {
             "the request body is larger than the limit of 4096 bytes (the server's --max-body-bytes)");
 }
 
+// Anthropic's clients read only Anthropic's error shape: the transport's refusals of a /v1/messages request (a body
+// over the limit, a transfer coding it does not implement, a body that stops arriving) are written in it too, as soon
+// as the head names the path; other paths keep OpenAI's.
+TEST_F(HttpLimitsTest, TransportRefusalsOfAMessagesRequestHaveAnthropicsShape) {
+  const std::string big = json{{"messages", std::string(10000, 'a')}}.dump();
+  auto r = request(port_, "POST", "/v1/messages?beta=true", big);
+  ASSERT_EQ(r.status, 413);
+  EXPECT_EQ(r.json()["type"], "error");
+  EXPECT_EQ(r.json()["error"]["type"], "request_too_large");
+  EXPECT_EQ(r.json()["error"]["message"], "the request body of " + std::to_string(big.size()) +
+                                              " bytes is larger than the limit of 4096 bytes (the server's "
+                                              "--max-body-bytes)");
+  {
+    Connection c(port_);
+    ASSERT_TRUE(
+        c.send("POST /v1/messages/count_tokens HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+               "0\r\n\r\n"));
+    const auto refused = c.read_response();
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->status, 501);
+    EXPECT_EQ(refused->json()["type"], "error");
+    EXPECT_EQ(refused->json()["error"]["type"], "api_error");
+  }
+  {
+    Connection c(port_);
+    ASSERT_TRUE(c.send("POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"));
+    const auto slow = c.read_response();  // the body timeout is 0.3 s here
+    ASSERT_TRUE(slow.has_value());
+    EXPECT_EQ(slow->status, 408);
+    EXPECT_EQ(slow->json()["error"]["type"], "invalid_request_error");
+    EXPECT_EQ(slow->json()["type"], "error");
+  }
+  r = request(port_, "POST", "/v1/chat/completions", big);
+  ASSERT_EQ(r.status, 413);
+  EXPECT_FALSE(r.json().contains("type"));
+  EXPECT_TRUE(r.json()["error"].contains("message"));
+  EXPECT_TRUE(engine_->submitted().empty());
+}
+
 TEST_F(HttpLimitsTest, OversizedHeadGets431) {
   const auto r = request(port_, "GET", "/health", "", {"X-Big: " + std::string(4000, 'x')});
   ASSERT_EQ(r.status, 431);

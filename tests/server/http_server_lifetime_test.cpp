@@ -26,7 +26,9 @@ TEST(HttpServerLifetime, SinkHeldPastTheServersEndIsDroppedSafely) {
         kept = std::move(sink);  // never answered while the server lives
         got_request = true;
       },
-      [](int status, const std::string& message) { return HttpResponse{status, "text/plain", message, {}}; });
+      [](int status, const std::string& message, const std::string&) {
+        return HttpResponse{status, "text/plain", message, {}};
+      });
   ASSERT_TRUE(server->listen("127.0.0.1", 0).ok());
   server->start(2);
 

@@ -20,8 +20,10 @@ class context;
 namespace kairo::server {
 
 // Builds the body of a transport-level error (413, 431, 400 bad HTTP, 503 too many connections) so it has the same
-// shape as the routes' errors.
-using TransportErrorFormatter = std::function<HttpResponse(int status, const std::string& message)>;
+// shape as the routes' errors. `path` is the request's path once its request line has been parsed (framing refusals,
+// a body too large or too slow), empty before.
+using TransportErrorFormatter =
+    std::function<HttpResponse(int status, const std::string& message, const std::string& path)>;
 
 struct HttpServerOptions {
   HttpLimits http;

@@ -321,7 +321,7 @@ void Session::dispatch_request() {
   } catch (const std::exception& e) {
     // A route bug must not take the connection's thread down; the client gets a 500 it can report.
     std::fprintf(stderr, "kairo serve: internal error handling %s: %s\n", req.target.c_str(), e.what());
-    if (!response_started_) sink_send(exchange_, shared_->format_error(500, "internal server error"));
+    if (!response_started_) sink_send(exchange_, shared_->format_error(500, "internal server error", ""));
   }
 }
 
@@ -390,7 +390,14 @@ void Session::fail_transport(int status, const std::string& message) {
   response_started_ = true;
   response_done_ = true;
   state_ = State::Handling;
-  HttpResponse resp = shared_->format_error(status, message);
+  // The path, once the request line has been parsed (the parser is fresh for each request): a head refused after it,
+  // for its framing or a Content-Length over the limit, is answered in the route's error shape.
+  std::string path;
+  if (parser_) {
+    const std::string target(parser_->get().target());
+    path = target.substr(0, target.find('?'));
+  }
+  HttpResponse resp = shared_->format_error(status, message, path);
   queue_write(format_head(resp.status, resp.content_type, resp.headers, resp.body.size()) + resp.body);
 }
 
