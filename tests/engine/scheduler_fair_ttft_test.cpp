@@ -158,8 +158,8 @@ TEST_F(SchedulerFairTtftTest, AnInteractiveTenantsFirstTokenStaysWithinTwiceItsT
 }
 
 // B's first request lands in the middle of one of A's solo steps and waits for it: a whole 128-token step without a
-// solo budget, half of one with it (kairo serve's default with --api-keys-file). A pays in step overhead only while it
-// is alone: its prompts move in 64-token chunks instead of 128.
+// solo budget, half of one with a budget of 64 (kairo serve's default with --api-keys-file is a quarter). A pays in
+// step overhead only while it is alone: its prompts move in 64-token chunks instead of 128.
 TEST_F(SchedulerFairTtftTest, AShortSoloStepShortensTheWaitOfAnotherTenantsFirstRequest) {
   const SimResult alone = simulate(/*with_a=*/false, 0);
   const double lead = 3000 + kBudget / 2;  // mid-step either way

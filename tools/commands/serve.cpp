@@ -131,7 +131,7 @@ Result<EngineHolder> make_engine(model::Model& model, const tokenizer::Tokenizer
   config.scheduler.fair_min_chunk = a.fair_min_chunk;
   if (!a.server.api_keys_file.empty()) {
     config.scheduler.fair_solo_budget =
-        a.fair_solo_tokens >= 0 ? a.fair_solo_tokens : std::max(1, a.max_num_batched_tokens / 2);
+        a.fair_solo_tokens >= 0 ? a.fair_solo_tokens : std::max(1, a.max_num_batched_tokens / 4);
   }
   config.block_size = a.block_size;
   config.max_model_len = kv.request.max_model_len;
@@ -399,9 +399,10 @@ void setup_serve(CLI::App& app) {
                   "With several API-key tenants at work: the fewest tokens a tenant's share of a step is cut to "
                   "while another tenant's share is smaller (docs/limits.md)")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--fair-solo-tokens", a->fair_solo_tokens,
-                  "With --api-keys-file: the token budget of a step while only one key has work, so another key's "
-                  "request waits for a short step (default: half of --max-num-batched-tokens; 0: the whole budget)")
+  cmd->add_option(
+         "--fair-solo-tokens", a->fair_solo_tokens,
+         "With --api-keys-file: the token budget of a step while only one key has work, so another key's "
+         "request waits for a short step (default: a quarter of --max-num-batched-tokens; 0: the whole budget)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--block-size", a->block_size, "KV-cache block size in tokens")->capture_default_str()
       ->check(CLI::Range(1, 1024));

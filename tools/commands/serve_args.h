@@ -37,7 +37,7 @@ struct ServeArgs {
   int max_num_seqs = 64;
   int max_num_batched_tokens = 512;
   int fair_min_chunk = 16;
-  int fair_solo_tokens = -1;  // -1: half of max_num_batched_tokens with --api-keys-file, off without
+  int fair_solo_tokens = -1;  // -1: a quarter of max_num_batched_tokens with --api-keys-file, off without
   int block_size = 16;
   int max_model_len = 0;  // 0 = the model's context length
   std::string kv_dtype = "f16";
