@@ -46,6 +46,9 @@ RouteMatch match(const std::string& path) {
   return {};
 }
 
+// Anthropic's clients read errors in Anthropic's shape only.
+bool speaks_anthropic(Route route) { return route == Route::Messages || route == Route::CountTokens; }
+
 // A client's X-Request-Id is echoed when it is a sane token; otherwise (or absent) one is made.
 std::string request_id_for(const HttpRequest& req) {
   const std::string& given = req.header("x-request-id");
@@ -104,8 +107,7 @@ const std::string& HttpRequest::header(const std::string& lower_name) const {
 }
 
 Exchange::ErrorRenderer error_renderer_for(const std::string& path) {
-  const Route route = match(path).route;
-  return route == Route::Messages || route == Route::CountTokens ? render_anthropic_error : render_error;
+  return speaks_anthropic(match(path).route) ? render_anthropic_error : render_error;
 }
 
 void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
@@ -116,9 +118,8 @@ void Router::handle(HttpRequest req, std::shared_ptr<ResponseSink> sink) {
   RouteMatch m = match(req.path);
   if (m.route == Route::WebUi && !ctx_.config.webui) m = {};  // --no-webui
   // Anthropic's clients read errors in Anthropic's shape: every refusal below, the route's own included.
-  const Exchange::ErrorRenderer render_error = error_renderer_for(req.path);
-  const bool anthropic = render_error == render_anthropic_error;
-  exchange->set_error_renderer(render_error);
+  const bool anthropic = speaks_anthropic(m.route);
+  if (anthropic) exchange->set_error_renderer(render_anthropic_error);
 
   if (req.method == "OPTIONS" && !ctx_.config.cors_origin.empty() && m.route != Route::None) {
     HttpResponse resp;  // CORS preflight: answered without a key (browsers send none)

@@ -33,7 +33,8 @@ std::vector<int32_t> draw(SamplerChain& chain, const std::vector<float>& logits,
   return out;
 }
 
-TEST(SamplerChain, FullConfigOrder) {
+// A config that turns every sampler on.
+SamplingConfig every_sampler() {
   SamplingConfig c;
   c.logit_bias = {{1, 2.0f}};
   c.repetition_penalty = 1.1f;
@@ -42,7 +43,11 @@ TEST(SamplerChain, FullConfigOrder) {
   c.min_p = 0.05f;
   c.temperature = 0.7f;
   c.seed = 1;
-  EXPECT_EQ(names(SamplerChain::from_config(c)),
+  return c;
+}
+
+TEST(SamplerChain, FullConfigOrder) {
+  EXPECT_EQ(names(SamplerChain::from_config(every_sampler())),
             (std::vector<std::string>{"logit-bias", "penalties", "top-k", "top-p", "min-p", "temperature", "dist"}));
 }
 
@@ -254,14 +259,7 @@ TEST(SamplerChain, LargeVocabularyQueue) {
 }
 
 TEST(SamplerChain, DraftFiltersKeepBiasFiltersAndTemperatureButNotPenaltiesOrASelector) {
-  SamplingConfig c;
-  c.logit_bias = {{0, 1.0f}};
-  c.repetition_penalty = 1.3f;
-  c.top_k = 5;
-  c.top_p = 0.9f;
-  c.min_p = 0.05f;
-  c.temperature = 0.8f;
-  const SamplerChain f = SamplerChain::draft_filters(c);
+  const SamplerChain f = SamplerChain::draft_filters(every_sampler());
   EXPECT_EQ(names(f), (std::vector<std::string>{"logit-bias", "top-k", "top-p", "min-p", "temperature"}));
 }
 
